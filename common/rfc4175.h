@@ -1,0 +1,113 @@
+// RTP (RFC 3550) with the RFC 4175 payload for uncompressed RGB 8-bit video:
+// parsing and validation of one packet against a tile's geometry, and the
+// copy of its pixels into a frame. The format is documented in
+// docs/protocol.md.
+//
+// Frames are row-major RGB24 with no row padding: pixel (x, y) of a tile of
+// width W starts at byte (y * W + x) * 3.
+//
+// Everything here works on caller-owned memory, never allocates and never
+// logs, so it may be called per packet. All functions are thread-compatible
+// (no shared state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tilestream {
+
+inline constexpr size_t kRtpHeaderSize = 12;
+inline constexpr size_t kExtendedSequenceSize = 2;
+// RTP header + RFC 4175 extended sequence number.
+inline constexpr size_t kPayloadHeaderSize = kRtpHeaderSize + kExtendedSequenceSize;
+inline constexpr size_t kLineHeaderSize = 6;
+// RGB 8-bit: one pgroup is one pixel of 3 bytes.
+inline constexpr size_t kPgroupBytes = 3;
+inline constexpr uint8_t kDefaultPayloadType = 96;
+inline constexpr uint32_t kRtpClockHz = 90000;
+// Line number and offset are 15-bit fields.
+inline constexpr uint32_t kMaxTileDimension = 0x7fff;
+
+struct TileGeometry {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  size_t row_bytes() const { return size_t{width} * kPgroupBytes; }
+  size_t frame_bytes() const { return row_bytes() * height; }
+  bool operator==(const TileGeometry&) const = default;
+};
+
+struct RtpHeader {
+  bool marker = false;
+  uint8_t payload_type = 0;
+  uint16_t sequence = 0;  // low 16 bits of the sequence
+  uint32_t timestamp = 0;
+  uint32_t ssrc = 0;
+};
+
+struct LineHeader {
+  uint16_t length = 0;  // bytes of pixel data in this segment
+  uint16_t line = 0;    // 15 bits
+  uint16_t offset = 0;  // 15 bits, in pixels
+  bool field = false;   // F: second field of interlaced video
+  bool continuation = false;  // C: another line header follows
+};
+
+// Why a packet was rejected. Values are stable: they index counters that
+// tools print by name.
+enum class ParseError : uint8_t {
+  kOk = 0,
+  kTooShort = 1,           // shorter than the RTP header + extended sequence
+  kBadVersion = 2,         // RTP version is not 2
+  kBadPadding = 3,         // P bit set with a pad count of 0 or beyond the payload
+  kBadExtension = 4,       // X bit set with an extension beyond the packet
+  kTruncatedHeaders = 5,   // the line header chain runs past the payload
+  kZeroLength = 6,         // a segment of length 0
+  kLengthNotPgroup = 7,    // a length that is not a multiple of 3 bytes
+  kInterlaced = 8,         // F bit set: only progressive video is supported
+  kLineBeyondHeight = 9,   // line number >= tile height
+  kSegmentBeyondWidth = 10,  // offset + pixels > tile width
+  kPayloadTruncated = 11,  // fewer pixel bytes than the line headers announce
+  kCount = 12,
+};
+
+const char* ParseErrorName(ParseError e);
+
+// A validated packet: views into the caller's buffer, valid while it is.
+struct Rfc4175View {
+  RtpHeader rtp;
+  uint16_t extended_sequence = 0;          // high 16 bits of the sequence
+  std::span<const std::byte> line_headers;  // segment_count * 6 bytes
+  std::span<const std::byte> pixels;        // pixel_bytes bytes
+  uint32_t segment_count = 0;
+  uint32_t pixel_bytes = 0;
+
+  uint32_t sequence32() const { return (uint32_t{extended_sequence} << 16) | rtp.sequence; }
+};
+
+// Writes/reads one 6-byte line header. REQUIRES: 6 bytes at p.
+void StoreLineHeader(std::byte* p, const LineHeader& h);
+LineHeader LoadLineHeader(const std::byte* p);
+
+// Parses the fixed RTP header only. Reads in[0, 12).
+ParseError ParseRtpHeader(std::span<const std::byte> in, RtpHeader* out);
+
+// Parses and validates a whole packet (UDP payload) against `tile`: CSRCs
+// and header extension skipped, padding removed, every segment checked to lie
+// inside the tile, the announced pixel bytes present (trailing bytes after
+// them are ignored). Never reads outside `in`. On error *out is unspecified.
+ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
+                        Rfc4175View* out);
+
+// Copies every segment of `packet` to its place in `frame`. Returns the pixel
+// bytes copied.
+// REQUIRES: ParseRfc4175 returned kOk for `packet` with this `tile`;
+//           frame.size() >= tile.frame_bytes().
+size_t CopySegmentsToFrame(const Rfc4175View& packet, const TileGeometry& tile,
+                           std::span<std::byte> frame);
+
+// The 90 kHz RTP timestamp of wall tick `tick` at `fps` frames per second,
+// offset by `base` (random per wall), modulo 2^32.
+uint32_t RtpTimestampForTick(uint64_t tick, double fps, uint32_t base);
+
+}  // namespace tilestream
