@@ -1,0 +1,34 @@
+// SDP (RFC 8866) description of one tile stream, so a third-party RFC 4175
+// receiver (GStreamer, ffmpeg, Wireshark) can be pointed at a tile, and a
+// small reader that recovers the stream's geometry from such a file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "common/rfc4175.h"
+
+namespace tilestream {
+
+struct TileStreamDescription {
+  std::string name;                // session name, e.g. "tilestream r0c1"
+  std::string source_address;      // origin; "0.0.0.0" when unknown
+  std::string destination_address;
+  uint16_t port = 0;
+  uint8_t payload_type = kDefaultPayloadType;
+  TileGeometry tile;
+  double fps = 0;  // 0 leaves exactframerate out
+  uint32_t ssrc = 0;
+  bool packed = true;  // lines split across packets: ST 2110-20 general packing
+};
+
+std::string WriteSdp(const TileStreamDescription& d);
+
+// Reads what WriteSdp writes (and the equivalent from other tools): the
+// first video media's port and payload type, the connection address, and the
+// raw/90000 fmtp geometry. Fails unless sampling=RGB and depth=8.
+Result<TileStreamDescription> ParseSdp(std::string_view text);
+
+}  // namespace tilestream

@@ -1,0 +1,441 @@
+#include "common/wall_config.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include <fmt/format.h>
+
+#include "common/nic_assignment.h"
+
+namespace tilestream {
+namespace {
+
+constexpr uint32_t kMinMtu = 576;  // the smallest IPv4 MTU; one RGB pixel needs 23 bytes
+constexpr uint32_t kMaxMtu = 65535;
+constexpr size_t kMinSocketBuffer = 64 * 1024;
+constexpr size_t kMaxSocketBuffer = size_t{2} << 30;
+
+// Collects "file:line: key: problem" messages while reading TOML.
+class Reader {
+ public:
+  explicit Reader(WallConfig* config) : config_(config) {}
+
+  void Error(const toml::node* node, const std::string& key, const std::string& problem) {
+    const int line = node ? static_cast<int>(node->source().begin.line) : 0;
+    errors_.push_back(line > 0 ? fmt::format("{}:{}: {}: {}", config_->source, line, key, problem)
+                               : fmt::format("{}: {}: {}", config_->source, key, problem));
+  }
+  const std::vector<std::string>& errors() const { return errors_; }
+
+  void Remember(const toml::node& node, const std::string& key) {
+    config_->key_lines.emplace_back(key, static_cast<int>(node.source().begin.line));
+  }
+
+  void CheckKeys(const toml::table& t, const std::string& path,
+                 std::initializer_list<std::string_view> allowed) {
+    for (auto&& [k, v] : t) {
+      if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end()) {
+        std::string list;
+        for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        Error(&v, Join(path, k.str()), fmt::format("unknown key (known here: {})", list));
+      }
+    }
+  }
+
+  static std::string Join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+
+  template <typename T>
+  void Int(const toml::table& t, const std::string& path, std::string_view key, int64_t min,
+           int64_t max, T* out) {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = Join(path, key);
+    Remember(*n, name);
+    const auto v = n->value_exact<int64_t>();
+    if (!v) return Error(n, name, fmt::format("expected an integer, got {}", TypeName(*n)));
+    if (*v < min || *v > max)
+      return Error(n, name, fmt::format("{} is outside {}..{}", *v, min, max));
+    *out = static_cast<T>(*v);
+  }
+
+  void Float(const toml::table& t, const std::string& path, std::string_view key, double min,
+             double max, double* out) {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = Join(path, key);
+    Remember(*n, name);
+    if (!n->is_number()) return Error(n, name, fmt::format("expected a number, got {}", TypeName(*n)));
+    const double v = n->value<double>().value_or(0);
+    if (!(v >= min && v <= max)) return Error(n, name, fmt::format("{} is outside {}..{}", v, min, max));
+    *out = v;
+  }
+
+  void String(const toml::table& t, const std::string& path, std::string_view key, std::string* out) {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = Join(path, key);
+    Remember(*n, name);
+    if (!n->is_string()) return Error(n, name, fmt::format("expected a string, got {}", TypeName(*n)));
+    *out = *n->value<std::string>();
+  }
+
+  void Bool(const toml::table& t, const std::string& path, std::string_view key, bool* out) {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = Join(path, key);
+    Remember(*n, name);
+    if (!n->is_boolean()) return Error(n, name, fmt::format("expected true or false, got {}", TypeName(*n)));
+    *out = *n->value<bool>();
+  }
+
+  // An array whose elements each pass `element` (which reports its own errors).
+  template <typename F>
+  void Array(const toml::table& t, const std::string& path, std::string_view key, F element) {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string name = Join(path, key);
+    Remember(*n, name);
+    const toml::array* a = n->as_array();
+    if (!a) return Error(n, name, fmt::format("expected an array, got {}", TypeName(*n)));
+    for (size_t i = 0; i < a->size(); ++i) element(*a->get(i), fmt::format("{}[{}]", name, i));
+  }
+
+  static std::string TypeName(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::table: return "a table";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a float";
+      case toml::node_type::boolean: return "a boolean";
+      default: return "a date/time";
+    }
+  }
+
+ private:
+  WallConfig* config_;
+  std::vector<std::string> errors_;
+};
+
+// A [section] that must be a table if present.
+const toml::table* Section(Reader& r, const toml::table& root, std::string_view name) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  if (!n->is_table()) {
+    r.Error(n, std::string(name), "expected a table [" + std::string(name) + "]");
+    return nullptr;
+  }
+  return n->as_table();
+}
+
+// An [[array]] of tables.
+template <typename F>
+void TableArray(Reader& r, const toml::table& root, std::string_view name, F each) {
+  const toml::node* n = root.get(name);
+  if (!n) return;
+  const toml::array* a = n->as_array();
+  if (!a || !a->is_array_of_tables()) {
+    r.Error(n, std::string(name), "expected an array of tables [[" + std::string(name) + "]]");
+    return;
+  }
+  for (size_t i = 0; i < a->size(); ++i)
+    each(*a->get(i)->as_table(), fmt::format("{}[{}]", name, i));
+}
+
+void ReadWall(Reader& r, const toml::table& t, WallSettings* w) {
+  r.CheckKeys(t, "wall", {"columns", "rows", "tile_width", "tile_height", "bezel_x", "bezel_y", "fps"});
+  r.Int(t, "wall", "columns", 1, kMaxLayoutSide, &w->layout.columns);
+  r.Int(t, "wall", "rows", 1, kMaxLayoutSide, &w->layout.rows);
+  r.Int(t, "wall", "tile_width", 1, kMaxTileDimension, &w->tile.width);
+  r.Int(t, "wall", "tile_height", 1, kMaxTileDimension, &w->tile.height);
+  r.Int(t, "wall", "bezel_x", 0, kMaxTileDimension, &w->bezel_x);
+  r.Int(t, "wall", "bezel_y", 0, kMaxTileDimension, &w->bezel_y);
+  r.Float(t, "wall", "fps", 0.001, 1000, &w->fps);
+}
+
+void ReadStream(Reader& r, const toml::table& t, StreamSettings* s) {
+  r.CheckKeys(t, "stream", {"mtu", "packing", "send_buffer", "receive_buffer", "pacing",
+                            "burst_packets", "payload_type", "port_base"});
+  r.Int(t, "stream", "mtu", 0, std::numeric_limits<uint32_t>::max(), &s->mtu);
+  std::string packing;
+  r.String(t, "stream", "packing", &packing);
+  if (packing == "line") s->packing = Packing::kLine;
+  else if (packing == "packed") s->packing = Packing::kPacked;
+  else if (!packing.empty()) r.Error(t.get("packing"), "stream.packing", "'" + packing + "' is not 'packed' or 'line'");
+  r.Int(t, "stream", "send_buffer", 0, std::numeric_limits<int64_t>::max(), &s->send_buffer);
+  r.Int(t, "stream", "receive_buffer", 0, std::numeric_limits<int64_t>::max(), &s->receive_buffer);
+  r.Bool(t, "stream", "pacing", &s->pacing);
+  r.Int(t, "stream", "burst_packets", 0, 1 << 20, &s->burst_packets);
+  r.Int(t, "stream", "payload_type", 0, 255, &s->payload_type);
+  r.Int(t, "stream", "port_base", 1, 65535, &s->port_base);
+}
+
+void ReadNic(Reader& r, const toml::table& t, const std::string& path, Nic* nic) {
+  r.CheckKeys(t, path, {"name", "address", "numa_node", "speed_gbps"});
+  r.String(t, path, "name", &nic->name);
+  r.String(t, path, "address", &nic->address);
+  r.Int(t, path, "numa_node", -1, 1023, &nic->numa_node);
+  r.Float(t, path, "speed_gbps", 0.001, 100000, &nic->speed_gbps);
+  if (nic->name.empty()) r.Error(&t, path + ".name", "every [[nic]] needs a name");
+}
+
+void ReadNode(Reader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
+  r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic"});
+  r.String(t, path, "name", &node->name);
+  r.String(t, path, "address", &node->address);
+  r.String(t, path, "nic", &node->nic);
+  r.Array(t, path, "tiles", [&](const toml::node& e, const std::string& key) {
+    // The layout may still change (flags); names are checked in Validate.
+    const auto s = e.value<std::string>();
+    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
+    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
+    if (!id.ok()) return r.Error(&e, key, id.status().message());
+    node->tiles.push_back(*id);
+  });
+  r.Array(t, path, "ports", [&](const toml::node& e, const std::string& key) {
+    const auto v = e.value_exact<int64_t>();
+    if (!v || *v < 1 || *v > 65535) return r.Error(&e, key, "expected a port 1..65535");
+    node->ports.push_back(static_cast<uint16_t>(*v));
+  });
+  r.Array(t, path, "displays", [&](const toml::node& e, const std::string& key) {
+    const auto v = e.value_exact<int64_t>();
+    if (!v || *v < 0 || *v > 255) return r.Error(&e, key, "expected a display index 0..255");
+    node->displays.push_back(static_cast<int>(*v));
+  });
+  if (node->name.empty()) r.Error(&t, path + ".name", "every [[node]] needs a name");
+  if (node->address.empty()) r.Error(&t, path + ".address", "every [[node]] needs an address");
+}
+
+void ReadControl(Reader& r, const toml::table& t, ControlSettings* c) {
+  r.CheckKeys(t, "control", {"listen", "port", "token_file"});
+  r.String(t, "control", "listen", &c->listen_address);
+  r.Int(t, "control", "port", 1, 65535, &c->port);
+  r.String(t, "control", "token_file", &c->token_file);
+}
+
+bool IsIpLiteral(const std::string& a) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, a.c_str(), buf) == 1 || inet_pton(AF_INET6, a.c_str(), buf) == 1;
+}
+
+bool IsHostName(const std::string& a) {
+  if (a.empty() || a.size() > 253) return false;
+  return std::all_of(a.begin(), a.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+  });
+}
+
+bool IsWildcard(const std::string& a) { return a == "0.0.0.0" || a == "::"; }
+
+// "file:line: key" for messages about a key of the config.
+std::string Where(const WallConfig& c, const std::string& key) {
+  for (const auto& [k, line] : c.key_lines)
+    if (k == key && line > 0) return fmt::format("{}:{}: {}", c.source, line, key);
+  return fmt::format("{}: {}", c.source, key);
+}
+
+std::string JoinErrors(const std::vector<std::string>& errors) {
+  std::string s;
+  for (const std::string& e : errors) s += (s.empty() ? "" : "\n") + e;
+  return s;
+}
+
+}  // namespace
+
+bool IsLoopbackAddress(std::string_view address) {
+  return address.starts_with("127.") || address == "::1" || address == "localhost";
+}
+
+WallConfig DefaultWallConfig(Layout layout) {
+  WallConfig c;
+  c.wall.layout = layout;
+  Status s = ValidateWallConfig(&c);
+  assert(s.ok());
+  (void)s;
+  return c;
+}
+
+Status ValidateWallConfig(WallConfig* config) {
+  WallConfig& c = *config;
+  std::vector<std::string> errors;
+  auto fail = [&](const std::string& key, const std::string& problem) {
+    errors.push_back(Where(c, key) + ": " + problem);
+  };
+  const WallSettings& w = c.wall;
+  const StreamSettings& s = c.stream;
+
+  if (w.layout.columns < 1 || w.layout.rows < 1 || w.layout.columns > kMaxLayoutSide ||
+      w.layout.rows > kMaxLayoutSide)
+    fail("wall.columns", fmt::format("layout {} is outside 1x1..{}x{}", w.layout.ToString(),
+                                     kMaxLayoutSide, kMaxLayoutSide));
+  if (w.tile.width < 1 || w.tile.height < 1 || w.tile.width > kMaxTileDimension ||
+      w.tile.height > kMaxTileDimension)
+    fail("wall.tile_width", fmt::format("tile {}x{} is outside 1x1..32767x32767 (RFC 4175's 15-bit fields)",
+                                        w.tile.width, w.tile.height));
+  if (!(w.fps > 0 && w.fps <= 1000)) fail("wall.fps", fmt::format("{} is outside 0..1000", w.fps));
+  if (s.mtu < kMinMtu || s.mtu > kMaxMtu)
+    fail("stream.mtu", fmt::format("MTU {} is outside {}..{} (a packet must hold the RTP and "
+                                   "RFC 4175 headers and at least one pixel)", s.mtu, kMinMtu, kMaxMtu));
+  if (s.burst_packets < 1 || s.burst_packets > 64)
+    fail("stream.burst_packets", fmt::format("{} is outside 1..64 (the UDP GSO limit)", s.burst_packets));
+  if (s.send_buffer < kMinSocketBuffer || s.send_buffer > kMaxSocketBuffer)
+    fail("stream.send_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.send_buffer));
+  if (s.receive_buffer < kMinSocketBuffer || s.receive_buffer > kMaxSocketBuffer)
+    fail("stream.receive_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.receive_buffer));
+  if (s.payload_type < 96 || s.payload_type > 127)
+    fail("stream.payload_type", fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
+  if (!errors.empty()) return Status::InvalidArgument(JoinErrors(errors));
+
+  const uint32_t tiles = c.tile_count();
+  if (c.nics.empty()) c.nics.push_back(Nic{"default", "", -1, 10});
+  if (c.nodes.empty()) {
+    DisplayNode local{"localhost", "127.0.0.1", {}, {}, {}, ""};
+    for (uint32_t i = 0; i < tiles; ++i) local.tiles.push_back(TileId::FromIndex(i, w.layout));
+    c.nodes.push_back(std::move(local));
+  }
+
+  std::map<std::string, uint32_t> nic_index;
+  for (size_t i = 0; i < c.nics.size(); ++i) {
+    const Nic& nic = c.nics[i];
+    const std::string key = fmt::format("nic[{}]", i);
+    if (!nic_index.emplace(nic.name, static_cast<uint32_t>(i)).second)
+      fail(key + ".name", fmt::format("NIC '{}' is listed twice", nic.name));
+    if (!nic.address.empty() && !IsIpLiteral(nic.address))
+      fail(key + ".address", fmt::format("'{}' is not an IPv4 or IPv6 address", nic.address));
+    if (!(nic.speed_gbps > 0)) fail(key + ".speed_gbps", "must be > 0");
+  }
+
+  std::vector<int> tile_node(tiles, -1);
+  std::vector<int> pinned(tiles, -1);
+  c.routes.assign(tiles, TileRoute{});
+  std::set<std::string> node_names;
+  std::map<std::pair<std::string, uint16_t>, std::string> used_ports;  // (address, port) -> tile
+  for (size_t n = 0; n < c.nodes.size(); ++n) {
+    const DisplayNode& node = c.nodes[n];
+    const std::string key = fmt::format("node[{}]", n);
+    if (!node_names.insert(node.name).second)
+      fail(key + ".name", fmt::format("display node '{}' is listed twice", node.name));
+    if (!IsIpLiteral(node.address) && !IsHostName(node.address))
+      fail(key + ".address", fmt::format("'{}' is not an address or host name", node.address));
+    if (node.tiles.empty()) fail(key + ".tiles", "a display node needs at least one tile");
+    if (!node.ports.empty() && node.ports.size() != node.tiles.size())
+      fail(key + ".ports", fmt::format("{} ports for {} tiles", node.ports.size(), node.tiles.size()));
+    if (!node.displays.empty() && node.displays.size() != node.tiles.size())
+      fail(key + ".displays",
+           fmt::format("{} displays for {} tiles", node.displays.size(), node.tiles.size()));
+    int nic = -1;
+    if (!node.nic.empty()) {
+      auto it = nic_index.find(node.nic);
+      if (it == nic_index.end()) {
+        std::string known;
+        for (const Nic& x : c.nics) known += (known.empty() ? "" : ", ") + x.name;
+        fail(key + ".nic", fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, known));
+      } else {
+        nic = static_cast<int>(it->second);
+      }
+    }
+    for (size_t i = 0; i < node.tiles.size(); ++i) {
+      const TileId id = node.tiles[i];
+      if (id.row >= w.layout.rows || id.column >= w.layout.columns) {
+        fail(key + ".tiles", fmt::format("tile {} is outside the {} layout", id.Name(), w.layout.ToString()));
+        continue;
+      }
+      const uint32_t t = id.Index(w.layout);
+      if (tile_node[t] >= 0) {
+        fail(key + ".tiles", fmt::format("tile {} is also on display node '{}'", id.Name(),
+                                         c.nodes[static_cast<size_t>(tile_node[t])].name));
+        continue;
+      }
+      tile_node[t] = static_cast<int>(n);
+      pinned[t] = nic;
+      TileRoute& route = c.routes[t];
+      route.node = static_cast<uint32_t>(n);
+      route.display = i < node.displays.size() ? node.displays[i] : static_cast<int>(i);
+      if (i < node.ports.size()) {
+        route.port = node.ports[i];
+      } else if (uint32_t{s.port_base} + t > 65535) {
+        fail("stream.port_base", fmt::format("port {} + tile {} is beyond 65535", s.port_base, t));
+        continue;
+      } else {
+        route.port = static_cast<uint16_t>(s.port_base + t);
+      }
+      auto [it, fresh] = used_ports.emplace(std::make_pair(node.address, route.port), id.Name());
+      if (!fresh)
+        fail(key + ".ports", fmt::format("port {} on {} is used by tiles {} and {}", route.port,
+                                         node.address, it->second, id.Name()));
+      const bool same_host = node.address == c.control.listen_address ||
+                             IsWildcard(c.control.listen_address) ||
+                             (IsLoopbackAddress(node.address) && IsLoopbackAddress(c.control.listen_address));
+      if (same_host && route.port == c.control.port)
+        fail("control.port", fmt::format("port {} is also the port of tile {} on {}", route.port,
+                                         id.Name(), node.address));
+    }
+  }
+  for (uint32_t t = 0; t < tiles; ++t) {
+    if (tile_node[t] < 0)
+      fail("node", fmt::format("tile {} is on no display node", TileId::FromIndex(t, w.layout).Name()));
+  }
+
+  if (!IsIpLiteral(c.control.listen_address) && c.control.listen_address != "localhost")
+    fail("control.listen", fmt::format("'{}' is not an IPv4 or IPv6 address", c.control.listen_address));
+  if (!IsLoopbackAddress(c.control.listen_address) && c.control.token_file.empty())
+    fail("control.token_file", fmt::format("the control listener on {} is not loopback: a "
+                                           "token_file is required", c.control.listen_address));
+  if (!errors.empty()) return Status::InvalidArgument(JoinErrors(errors));
+
+  std::vector<double> bps(tiles, w.tile_bits_per_second());
+  std::vector<double> speeds;
+  for (const Nic& nic : c.nics) speeds.push_back(nic.speed_gbps * 1e9);
+  const std::vector<uint32_t> nic = AssignNics(pinned, bps, speeds);
+  for (uint32_t t = 0; t < tiles; ++t) c.routes[t].nic = nic[t];
+  return Status::Ok();
+}
+
+Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view source) {
+  WallConfig c;
+  c.source = std::string(source);
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(fmt::format("{}:{}: TOML syntax: {}", source,
+                                               e.source().begin.line, e.description()));
+  }
+  Reader r(&c);
+  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control"});
+  if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
+  if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
+  if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
+  TableArray(r, root, "nic", [&](const toml::table& t, const std::string& path) {
+    c.nics.emplace_back();
+    ReadNic(r, t, path, &c.nics.back());
+  });
+  TableArray(r, root, "node", [&](const toml::table& t, const std::string& path) {
+    c.nodes.emplace_back();
+    ReadNode(r, t, path, &c.nodes.back());
+  });
+  if (!r.errors().empty()) return Status::InvalidArgument(JoinErrors(r.errors()));
+  TS_RETURN_IF_ERROR(ValidateWallConfig(&c));
+  return c;
+}
+
+Result<WallConfig> LoadWallConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("config " + path, errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IoError("config " + path, errno);
+  return ParseWallConfig(text.str(), path);
+}
+
+}  // namespace tilestream

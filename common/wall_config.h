@@ -1,0 +1,112 @@
+// The wall configuration: the wall (layout, tile size, bezels, fps), the
+// stream settings, the streamer's NICs, the display nodes and the control
+// listener, loaded from TOML (see docs/config.md) or built from defaults.
+//
+// Loading validates everything and resolves each tile's route (display node,
+// address, port, display index, NIC); every problem is reported with the
+// file, the line, the key and what is wrong. A WallConfig is a plain value:
+// build it once at start-up and share it read-only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/layout.h"
+#include "common/packetizer.h"
+#include "common/result.h"
+#include "common/rfc4175.h"
+
+namespace tilestream {
+
+struct WallSettings {
+  Layout layout{5, 3};
+  TileGeometry tile{640, 400};
+  uint32_t bezel_x = 0;  // source pixels hidden between two tiles side by side
+  uint32_t bezel_y = 0;  // ... and between two tiles one above the other
+  double fps = 30;
+
+  // The whole-wall source frame, bezels included.
+  uint32_t source_width() const { return layout.columns * tile.width + (layout.columns - 1) * bezel_x; }
+  uint32_t source_height() const { return layout.rows * tile.height + (layout.rows - 1) * bezel_y; }
+  // Payload bit rate of one tile stream at fps.
+  double tile_bits_per_second() const { return tile.frame_bytes() * 8.0 * fps; }
+};
+
+struct StreamSettings {
+  uint32_t mtu = 9000;
+  Packing packing = Packing::kPacked;
+  size_t send_buffer = 4718592;      // SO_SNDBUF per tile stream (4.5 MiB)
+  size_t receive_buffer = 67108864;  // SO_RCVBUF per tile stream (64 MiB)
+  bool pacing = true;
+  uint32_t burst_packets = 4;  // packets a pacer releases at once
+  uint8_t payload_type = kDefaultPayloadType;
+  uint16_t port_base = 50000;  // tile i goes to port_base + i unless a node says otherwise
+};
+
+struct Nic {
+  std::string name;     // interface, e.g. "eth2"; used for SO_BINDTODEVICE
+  std::string address;  // source address to bind; empty: the kernel chooses
+  int numa_node = -1;   // -1: unknown / no NUMA
+  double speed_gbps = 10;
+};
+
+struct DisplayNode {
+  std::string name;
+  std::string address;
+  std::vector<TileId> tiles;      // in the order of the config
+  std::vector<uint16_t> ports;    // per tile
+  std::vector<int> displays;      // per tile: SDL display index
+  std::string nic;                // pins the node's tiles to this NIC; empty: balanced
+};
+
+struct ControlSettings {
+  std::string listen_address = "127.0.0.1";
+  uint16_t port = 7470;
+  std::string token_file;  // required unless listen_address is loopback
+};
+
+// Where one tile's stream goes and leaves from.
+struct TileRoute {
+  uint32_t node = 0;  // index into WallConfig::nodes
+  uint16_t port = 0;
+  int display = 0;
+  uint32_t nic = 0;   // index into WallConfig::nics
+};
+
+struct WallConfig {
+  std::string source = "<defaults>";  // file the config came from
+  WallSettings wall;
+  StreamSettings stream;
+  std::vector<Nic> nics;
+  std::vector<DisplayNode> nodes;
+  ControlSettings control;
+  std::vector<TileRoute> routes;  // per tile index; filled by Validate
+  // Line of each key in `source` ("node[1].tiles" -> 42), for messages.
+  std::vector<std::pair<std::string, int>> key_lines;
+
+  uint32_t tile_count() const { return wall.layout.tile_count(); }
+  size_t max_udp_payload() const { return MaxUdpPayloadForMtu(stream.mtu); }
+};
+
+// The defaults: `layout` of 640x400 tiles at 30 fps, one node "localhost"
+// on 127.0.0.1 serving every tile, one NIC "default" chosen by the kernel.
+// Validated.
+WallConfig DefaultWallConfig(Layout layout);
+
+// Parses TOML text; `source` names it in messages. Missing sections take the
+// defaults above (no [[node]]: every tile to localhost). Validated.
+Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view source);
+Result<WallConfig> LoadWallConfig(const std::string& path);
+
+// Checks the cross-field rules (tiles inside the layout and on exactly one
+// node, unique names, no port clash, known NICs, MTU big enough, control
+// token for a non-loopback listener) and fills `routes`, assigning NICs.
+// Used after command-line flags changed a loaded config.
+Status ValidateWallConfig(WallConfig* config);
+
+bool IsLoopbackAddress(std::string_view address);
+
+}  // namespace tilestream
