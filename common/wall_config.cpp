@@ -9,11 +9,11 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include <fmt/format.h>
 
 #include "common/nic_assignment.h"
+#include "common/toml_reader.h"
 
 namespace tilestream {
 namespace {
@@ -23,136 +23,7 @@ constexpr uint32_t kMaxMtu = 65535;
 constexpr size_t kMinSocketBuffer = 64 * 1024;
 constexpr size_t kMaxSocketBuffer = size_t{2} << 30;
 
-// Collects "file:line: key: problem" messages while reading TOML.
-class Reader {
- public:
-  explicit Reader(WallConfig* config) : config_(config) {}
-
-  void Error(const toml::node* node, const std::string& key, const std::string& problem) {
-    const int line = node ? static_cast<int>(node->source().begin.line) : 0;
-    errors_.push_back(line > 0 ? fmt::format("{}:{}: {}: {}", config_->source, line, key, problem)
-                               : fmt::format("{}: {}: {}", config_->source, key, problem));
-  }
-  const std::vector<std::string>& errors() const { return errors_; }
-
-  void Remember(const toml::node& node, const std::string& key) {
-    config_->key_lines.emplace_back(key, static_cast<int>(node.source().begin.line));
-  }
-
-  void CheckKeys(const toml::table& t, const std::string& path,
-                 std::initializer_list<std::string_view> allowed) {
-    for (auto&& [k, v] : t) {
-      if (std::find(allowed.begin(), allowed.end(), k.str()) == allowed.end()) {
-        std::string list;
-        for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        Error(&v, Join(path, k.str()), fmt::format("unknown key (known here: {})", list));
-      }
-    }
-  }
-
-  static std::string Join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-  }
-
-  template <typename T>
-  void Int(const toml::table& t, const std::string& path, std::string_view key, int64_t min,
-           int64_t max, T* out) {
-    const toml::node* n = t.get(key);
-    if (!n) return;
-    const std::string name = Join(path, key);
-    Remember(*n, name);
-    const auto v = n->value_exact<int64_t>();
-    if (!v) return Error(n, name, fmt::format("expected an integer, got {}", TypeName(*n)));
-    if (*v < min || *v > max)
-      return Error(n, name, fmt::format("{} is outside {}..{}", *v, min, max));
-    *out = static_cast<T>(*v);
-  }
-
-  void Float(const toml::table& t, const std::string& path, std::string_view key, double min,
-             double max, double* out) {
-    const toml::node* n = t.get(key);
-    if (!n) return;
-    const std::string name = Join(path, key);
-    Remember(*n, name);
-    if (!n->is_number()) return Error(n, name, fmt::format("expected a number, got {}", TypeName(*n)));
-    const double v = n->value<double>().value_or(0);
-    if (!(v >= min && v <= max)) return Error(n, name, fmt::format("{} is outside {}..{}", v, min, max));
-    *out = v;
-  }
-
-  void String(const toml::table& t, const std::string& path, std::string_view key, std::string* out) {
-    const toml::node* n = t.get(key);
-    if (!n) return;
-    const std::string name = Join(path, key);
-    Remember(*n, name);
-    if (!n->is_string()) return Error(n, name, fmt::format("expected a string, got {}", TypeName(*n)));
-    *out = *n->value<std::string>();
-  }
-
-  void Bool(const toml::table& t, const std::string& path, std::string_view key, bool* out) {
-    const toml::node* n = t.get(key);
-    if (!n) return;
-    const std::string name = Join(path, key);
-    Remember(*n, name);
-    if (!n->is_boolean()) return Error(n, name, fmt::format("expected true or false, got {}", TypeName(*n)));
-    *out = *n->value<bool>();
-  }
-
-  // An array whose elements each pass `element` (which reports its own errors).
-  template <typename F>
-  void Array(const toml::table& t, const std::string& path, std::string_view key, F element) {
-    const toml::node* n = t.get(key);
-    if (!n) return;
-    const std::string name = Join(path, key);
-    Remember(*n, name);
-    const toml::array* a = n->as_array();
-    if (!a) return Error(n, name, fmt::format("expected an array, got {}", TypeName(*n)));
-    for (size_t i = 0; i < a->size(); ++i) element(*a->get(i), fmt::format("{}[{}]", name, i));
-  }
-
-  static std::string TypeName(const toml::node& n) {
-    switch (n.type()) {
-      case toml::node_type::table: return "a table";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::string: return "a string";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a float";
-      case toml::node_type::boolean: return "a boolean";
-      default: return "a date/time";
-    }
-  }
-
- private:
-  WallConfig* config_;
-  std::vector<std::string> errors_;
-};
-
-// A [section] that must be a table if present.
-const toml::table* Section(Reader& r, const toml::table& root, std::string_view name) {
-  const toml::node* n = root.get(name);
-  if (!n) return nullptr;
-  if (!n->is_table()) {
-    r.Error(n, std::string(name), "expected a table [" + std::string(name) + "]");
-    return nullptr;
-  }
-  return n->as_table();
-}
-
-// An [[array]] of tables.
-template <typename F>
-void TableArray(Reader& r, const toml::table& root, std::string_view name, F each) {
-  const toml::node* n = root.get(name);
-  if (!n) return;
-  const toml::array* a = n->as_array();
-  if (!a || !a->is_array_of_tables()) {
-    r.Error(n, std::string(name), "expected an array of tables [[" + std::string(name) + "]]");
-    return;
-  }
-  for (size_t i = 0; i < a->size(); ++i)
-    each(*a->get(i)->as_table(), fmt::format("{}[{}]", name, i));
-}
-
-void ReadWall(Reader& r, const toml::table& t, WallSettings* w) {
+void ReadWall(TomlReader& r, const toml::table& t, WallSettings* w) {
   r.CheckKeys(t, "wall", {"columns", "rows", "tile_width", "tile_height", "bezel_x", "bezel_y", "fps"});
   r.Int(t, "wall", "columns", 1, kMaxLayoutSide, &w->layout.columns);
   r.Int(t, "wall", "rows", 1, kMaxLayoutSide, &w->layout.rows);
@@ -163,7 +34,7 @@ void ReadWall(Reader& r, const toml::table& t, WallSettings* w) {
   r.Float(t, "wall", "fps", 0.001, 1000, &w->fps);
 }
 
-void ReadStream(Reader& r, const toml::table& t, StreamSettings* s) {
+void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
   r.CheckKeys(t, "stream", {"mtu", "packing", "send_buffer", "receive_buffer", "pacing",
                             "burst_packets", "payload_type", "port_base"});
   r.Int(t, "stream", "mtu", 0, std::numeric_limits<uint32_t>::max(), &s->mtu);
@@ -180,7 +51,7 @@ void ReadStream(Reader& r, const toml::table& t, StreamSettings* s) {
   r.Int(t, "stream", "port_base", 1, 65535, &s->port_base);
 }
 
-void ReadNic(Reader& r, const toml::table& t, const std::string& path, Nic* nic) {
+void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* nic) {
   r.CheckKeys(t, path, {"name", "address", "numa_node", "speed_gbps"});
   r.String(t, path, "name", &nic->name);
   r.String(t, path, "address", &nic->address);
@@ -189,7 +60,7 @@ void ReadNic(Reader& r, const toml::table& t, const std::string& path, Nic* nic)
   if (nic->name.empty()) r.Error(&t, path + ".name", "every [[nic]] needs a name");
 }
 
-void ReadNode(Reader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
+void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
   r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic"});
   r.String(t, path, "name", &node->name);
   r.String(t, path, "address", &node->address);
@@ -216,7 +87,7 @@ void ReadNode(Reader& r, const toml::table& t, const std::string& path, DisplayN
   if (node->address.empty()) r.Error(&t, path + ".address", "every [[node]] needs an address");
 }
 
-void ReadControl(Reader& r, const toml::table& t, ControlSettings* c) {
+void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
   r.CheckKeys(t, "control", {"listen", "port", "token_file"});
   r.String(t, "control", "listen", &c->listen_address);
   r.Int(t, "control", "port", 1, 65535, &c->port);
@@ -244,11 +115,6 @@ std::string Where(const WallConfig& c, const std::string& key) {
   return fmt::format("{}: {}", c.source, key);
 }
 
-std::string JoinErrors(const std::vector<std::string>& errors) {
-  std::string s;
-  for (const std::string& e : errors) s += (s.empty() ? "" : "\n") + e;
-  return s;
-}
 
 }  // namespace
 
@@ -294,7 +160,7 @@ Status ValidateWallConfig(WallConfig* config) {
     fail("stream.receive_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.receive_buffer));
   if (s.payload_type < 96 || s.payload_type > 127)
     fail("stream.payload_type", fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
-  if (!errors.empty()) return Status::InvalidArgument(JoinErrors(errors));
+  if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
 
   const uint32_t tiles = c.tile_count();
   if (c.nics.empty()) c.nics.push_back(Nic{"default", "", -1, 10});
@@ -391,7 +257,7 @@ Status ValidateWallConfig(WallConfig* config) {
   if (!IsLoopbackAddress(c.control.listen_address) && c.control.token_file.empty())
     fail("control.token_file", fmt::format("the control listener on {} is not loopback: a "
                                            "token_file is required", c.control.listen_address));
-  if (!errors.empty()) return Status::InvalidArgument(JoinErrors(errors));
+  if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
 
   std::vector<double> bps(tiles, w.tile_bits_per_second());
   std::vector<double> speeds;
@@ -411,7 +277,7 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
     return Status::InvalidArgument(fmt::format("{}:{}: TOML syntax: {}", source,
                                                e.source().begin.line, e.description()));
   }
-  Reader r(&c);
+  TomlReader r(c.source, &c.key_lines);
   r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
@@ -424,7 +290,7 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
     c.nodes.emplace_back();
     ReadNode(r, t, path, &c.nodes.back());
   });
-  if (!r.errors().empty()) return Status::InvalidArgument(JoinErrors(r.errors()));
+  if (!r.errors().empty()) return Status::InvalidArgument(JoinLines(r.errors()));
   TS_RETURN_IF_ERROR(ValidateWallConfig(&c));
   return c;
 }
