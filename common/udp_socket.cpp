@@ -1,0 +1,384 @@
+#include "common/udp_socket.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/udp.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+namespace tilestream {
+namespace {
+
+constexpr int kMaxNoBufferRetries = 64;
+
+bool IsSoftSendError(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS; }
+
+// The kernel refuses GSO for this route or device: send datagram by datagram.
+bool IsGsoRefusal(int e) { return e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP; }
+
+// Sets a socket buffer, forcing past the sysctl maximum where permitted.
+// Returns what the kernel granted; warns once per process if it is less.
+size_t SetSocketBuffer(int fd, bool send, size_t want) {
+  const int v = static_cast<int>(std::min<size_t>(want, INT_MAX / 2));
+  const int force = send ? SO_SNDBUFFORCE : SO_RCVBUFFORCE;
+  const int plain = send ? SO_SNDBUF : SO_RCVBUF;
+  if (setsockopt(fd, SOL_SOCKET, force, &v, sizeof v) != 0)
+    setsockopt(fd, SOL_SOCKET, plain, &v, sizeof v);
+  int got = 0;
+  socklen_t len = sizeof got;
+  getsockopt(fd, SOL_SOCKET, plain, &got, &len);
+  const size_t granted = static_cast<size_t>(got) / 2;  // the kernel reports double
+  static std::atomic<bool> warned_send{false}, warned_receive{false};
+  std::atomic<bool>& warned = send ? warned_send : warned_receive;
+  if (granted < want && !warned.exchange(true)) {
+    spdlog::warn("socket {} buffer: asked for {} bytes, the kernel granted {}; as root raise the "
+                 "limit with: sysctl -w net.core.{}={}",
+                 send ? "send" : "receive", want, granted, send ? "wmem_max" : "rmem_max", want);
+  }
+  return granted;
+}
+
+}  // namespace
+
+// --- addresses -----------------------------------------------------------------
+
+Result<SocketAddress> SocketAddress::Resolve(const std::string& host, uint16_t port) {
+  SocketAddress a;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.storage);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    a.length = sizeof *v4;
+    return a;
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    a.length = sizeof *v6;
+    return a;
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0 || !res)
+    return Status::NotFound(fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc)));
+  std::memcpy(&a.storage, res->ai_addr, res->ai_addrlen);
+  a.length = static_cast<socklen_t>(res->ai_addrlen);
+  freeaddrinfo(res);
+  if (a.storage.ss_family == AF_INET) v4->sin_port = htons(port);
+  else v6->sin6_port = htons(port);
+  return a;
+}
+
+std::string SocketAddress::ToString() const {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (storage.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&storage);
+    inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
+    return fmt::format("{}:{}", buf, ntohs(v4->sin_port));
+  }
+  const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&storage);
+  inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
+  return fmt::format("[{}]:{}", buf, ntohs(v6->sin6_port));
+}
+
+bool SocketAddress::SameHost(const sockaddr_storage& other) const {
+  if (other.ss_family != storage.ss_family) return false;
+  if (storage.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&other)->sin_addr.s_addr;
+  }
+  return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr,
+                     &reinterpret_cast<const sockaddr_in6*>(&other)->sin6_addr, 16) == 0;
+}
+
+// --- sender --------------------------------------------------------------------
+
+Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
+  auto dest = SocketAddress::Resolve(o.destination, o.port);
+  if (!dest.ok()) return dest.status();
+  UdpSender s;
+  s.fd_ = socket(dest->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s.fd_ < 0) return Status::IoError("socket", errno);
+  s.granted_buffer_ = SetSocketBuffer(s.fd_, true, o.send_buffer);
+  if (!o.device.empty()) {
+    if (setsockopt(s.fd_, SOL_SOCKET, SO_BINDTODEVICE, o.device.c_str(),
+                   static_cast<socklen_t>(o.device.size())) != 0) {
+      if (errno != EPERM) return Status::IoError("SO_BINDTODEVICE " + o.device, errno);
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true))
+        spdlog::warn("binding to interface {} needs CAP_NET_RAW; relying on the source address", o.device);
+    }
+  }
+  if (!o.source_address.empty()) {
+    auto src = SocketAddress::Resolve(o.source_address, 0);
+    if (!src.ok()) return src.status();
+    if (bind(s.fd_, src->sockaddr_ptr(), src->length) != 0)
+      return Status::IoError("bind to source address " + o.source_address, errno);
+  }
+  if (connect(s.fd_, dest->sockaddr_ptr(), dest->length) != 0)
+    return Status::IoError("connect to " + dest->ToString(), errno);
+  if (o.gso) {
+    // Probe the socket option; the per-send control message does the work.
+    int probe = 0;
+    s.gso_ = setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &probe, sizeof probe) == 0;
+  }
+  s.split_iov_.resize(size_t{o.max_iovecs} + o.max_datagrams);
+  s.datagram_begin_.resize(size_t{o.max_datagrams} + 1);
+  s.datagram_bytes_.resize(o.max_datagrams);
+  s.mmsgs_.resize(o.max_datagrams);
+  return s;
+}
+
+UdpSender::UdpSender(UdpSender&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)),
+      gso_(o.gso_),
+      granted_buffer_(o.granted_buffer_),
+      stats_(o.stats_),
+      split_iov_(std::move(o.split_iov_)),
+      datagram_begin_(std::move(o.datagram_begin_)),
+      datagram_bytes_(std::move(o.datagram_bytes_)),
+      mmsgs_(std::move(o.mmsgs_)) {}
+
+UdpSender::~UdpSender() {
+  if (fd_ >= 0) close(fd_);
+}
+
+uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size) {
+  uint32_t k = 0, n = 0;
+  size_t filled = 0;
+  datagram_begin_[0] = 0;
+  for (const iovec& v : iov) {
+    auto* base = static_cast<char*>(v.iov_base);
+    size_t len = v.iov_len;
+    while (len > 0) {
+      const size_t take = std::min(len, datagram_size - filled);
+      split_iov_[n++] = {base, take};
+      base += take;
+      len -= take;
+      filled += take;
+      if (filled == datagram_size) {
+        datagram_bytes_[k] = static_cast<uint32_t>(filled);
+        datagram_begin_[++k] = n;
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0) {
+    datagram_bytes_[k] = static_cast<uint32_t>(filled);
+    datagram_begin_[++k] = n;
+  }
+  return k;
+}
+
+int UdpSender::Send(std::span<const iovec> iov, size_t datagram_size) {
+  const uint32_t datagrams = Split(iov, datagram_size);
+  if (datagrams == 0) return 0;
+  return gso_ ? SendGso(datagrams, datagram_size) : SendMmsg(0, datagrams);
+}
+
+int UdpSender::SendGso(uint32_t datagrams, size_t datagram_size) {
+  const uint32_t per_call =
+      std::max<uint32_t>(1, std::min<uint32_t>(kMaxGsoSegments, kMaxUdpPayload / datagram_size));
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))];
+  for (uint32_t first = 0; first < datagrams;) {
+    const uint32_t group = std::min(per_call, datagrams - first);
+    msghdr msg{};
+    msg.msg_iov = &split_iov_[datagram_begin_[first]];
+    msg.msg_iovlen = datagram_begin_[first + group] - datagram_begin_[first];
+    if (group > 1) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+      const auto size = static_cast<uint16_t>(datagram_size);
+      std::memcpy(CMSG_DATA(c), &size, sizeof size);
+    }
+    int retries = 0;
+    for (;;) {
+      ++stats_.syscalls;
+      const ssize_t n = sendmsg(fd_, &msg, 0);
+      if (n >= 0) {
+        stats_.datagrams += group;
+        stats_.bytes += static_cast<uint64_t>(n);
+        break;
+      }
+      const int e = errno;
+      if (e == EINTR) continue;
+      if (IsSoftSendError(e) && retries++ < kMaxNoBufferRetries) {
+        ++stats_.no_buffer;
+        sched_yield();
+        continue;
+      }
+      if (IsSoftSendError(e) || e == ECONNREFUSED) {
+        if (e == ECONNREFUSED) ++stats_.refused;
+        stats_.dropped += group;
+        break;
+      }
+      if (IsGsoRefusal(e) && group > 1) {
+        gso_ = false;
+        ++stats_.gso_fallbacks;
+        return SendMmsg(first, datagrams - first);
+      }
+      return e;
+    }
+    first += group;
+  }
+  return 0;
+}
+
+int UdpSender::SendMmsg(uint32_t first, uint32_t count) {
+  for (uint32_t k = first; k < first + count; ++k) {
+    mmsghdr& m = mmsgs_[k];
+    m.msg_hdr = msghdr{};
+    m.msg_hdr.msg_iov = &split_iov_[datagram_begin_[k]];
+    m.msg_hdr.msg_iovlen = datagram_begin_[k + 1] - datagram_begin_[k];
+    m.msg_len = 0;
+  }
+  uint32_t sent = 0;
+  int retries = 0;
+  while (sent < count) {
+    ++stats_.syscalls;
+    const int n = sendmmsg(fd_, &mmsgs_[first + sent], count - sent, 0);
+    if (n > 0) {
+      for (int i = 0; i < n; ++i) stats_.bytes += datagram_bytes_[first + sent + i];
+      stats_.datagrams += static_cast<uint64_t>(n);
+      sent += static_cast<uint32_t>(n);
+      continue;
+    }
+    const int e = errno;
+    if (e == EINTR) continue;
+    if (IsSoftSendError(e) && retries++ < kMaxNoBufferRetries) {
+      ++stats_.no_buffer;
+      sched_yield();
+      continue;
+    }
+    if (IsSoftSendError(e) || e == ECONNREFUSED) {
+      if (e == ECONNREFUSED) ++stats_.refused;
+      ++stats_.dropped;  // the first datagram of this call
+      ++sent;
+      continue;
+    }
+    return e;
+  }
+  return 0;
+}
+
+// --- receiver ------------------------------------------------------------------
+
+Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
+  auto local = SocketAddress::Resolve(o.bind_address, o.port);
+  if (!local.ok()) return local.status();
+  UdpReceiver r;
+  r.fd_ = socket(local->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (r.fd_ < 0) return Status::IoError("socket", errno);
+  r.granted_buffer_ = SetSocketBuffer(r.fd_, false, o.receive_buffer);
+  if (bind(r.fd_, local->sockaddr_ptr(), local->length) != 0)
+    return Status::IoError("bind to " + local->ToString(), errno);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  getsockname(r.fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  r.port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                             : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  if (o.gro) {
+    const int on = 1;
+    r.gro_ = setsockopt(r.fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  }
+  timeval tv{o.timeout_ms / 1000, (o.timeout_ms % 1000) * 1000};
+  setsockopt(r.fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+
+  const uint32_t batch = std::max<uint32_t>(1, o.batch);
+  r.buffers_.resize(size_t{batch} * kBufferSize);
+  r.control_.resize(size_t{batch} * kControlSize);
+  r.iovs_.resize(batch);
+  r.mmsgs_.resize(batch);
+  r.addresses_.resize(batch);
+  r.segment_size_.resize(batch);
+  for (uint32_t m = 0; m < batch; ++m) {
+    r.iovs_[m] = {r.buffers_.data() + size_t{m} * kBufferSize, kBufferSize};
+    msghdr& h = r.mmsgs_[m].msg_hdr;
+    h.msg_iov = &r.iovs_[m];
+    h.msg_iovlen = 1;
+    h.msg_name = &r.addresses_[m];
+    h.msg_control = r.control_.data() + size_t{m} * kControlSize;
+  }
+  return r;
+}
+
+UdpReceiver::UdpReceiver(UdpReceiver&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)),
+      port_(o.port_),
+      gro_(o.gro_),
+      granted_buffer_(o.granted_buffer_),
+      last_count_(o.last_count_),
+      stats_(o.stats_),
+      buffers_(std::move(o.buffers_)),
+      control_(std::move(o.control_)),
+      iovs_(std::move(o.iovs_)),
+      mmsgs_(std::move(o.mmsgs_)),
+      addresses_(std::move(o.addresses_)),
+      segment_size_(std::move(o.segment_size_)) {}
+
+UdpReceiver::~UdpReceiver() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int UdpReceiver::ReceiveBatch() {
+  last_count_ = 0;
+  for (mmsghdr& m : mmsgs_) {
+    m.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+    m.msg_hdr.msg_controllen = kControlSize;
+    m.msg_hdr.msg_flags = 0;
+  }
+  ++stats_.syscalls;
+  const int n = recvmmsg(fd_, mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()), MSG_WAITFORONE, nullptr);
+  if (n < 0) {
+    const int e = errno;
+    if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNREFUSED) return 0;
+    return -e;
+  }
+  for (int m = 0; m < n; ++m) {
+    msghdr& h = mmsgs_[m].msg_hdr;
+    segment_size_[m] = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+        int size = 0;
+        std::memcpy(&size, CMSG_DATA(c), sizeof size);
+        segment_size_[m] = static_cast<uint16_t>(size);
+      }
+    }
+    if (h.msg_flags & MSG_TRUNC) {
+      ++stats_.truncated;
+      mmsgs_[m].msg_len = 0;  // never hand on a cut datagram
+      continue;
+    }
+    const size_t len = mmsgs_[m].msg_len;
+    const size_t seg = segment_size_[m] ? segment_size_[m] : len;
+    stats_.datagrams += seg ? (len + seg - 1) / seg : 0;
+    stats_.bytes += len;
+  }
+  last_count_ = n;
+  return n;
+}
+
+}  // namespace tilestream

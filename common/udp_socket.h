@@ -1,0 +1,180 @@
+// UDP sockets for tile streams.
+//
+// UdpSender: connected to one receiver, bound to a source address and
+// optionally an interface (SO_BINDTODEVICE). Send() takes a run of datagrams
+// of one size (the last may be shorter) as a list of iovecs and hands it to
+// the kernel with UDP GSO (UDP_SEGMENT), in as few sendmsg calls as the GSO
+// limits allow; where the kernel or device refuses GSO it falls back to
+// sendmmsg for good. ECONNREFUSED (receiver gone: ICMP port unreachable),
+// ENOBUFS, EAGAIN and EINTR are soft: counted, never fatal.
+//
+// UdpReceiver: bound to an address and port, UDP_GRO on, recvmmsg into
+// buffers sized at Open; coalesced GRO buffers are split back into datagrams.
+//
+// Socket buffers: the requested size is set with SO_*BUFFORCE where
+// permitted (root), else SO_*BUF; if the kernel grants less, one warning per
+// process names the sysctl to raise.
+//
+// Both are movable, not copyable, and used by one thread. Send() and
+// ReceiveBatch() allocate nothing and log nothing.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tilestream {
+
+// The largest UDP payload and GSO segment count one send may carry.
+inline constexpr size_t kMaxUdpPayload = 65507;
+inline constexpr uint32_t kMaxGsoSegments = 64;
+
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  // A numeric IPv4/IPv6 address or a host name (resolved once, here).
+  static Result<SocketAddress> Resolve(const std::string& host, uint16_t port);
+  std::string ToString() const;
+  bool SameHost(const sockaddr_storage& other) const;
+  const sockaddr* sockaddr_ptr() const { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+
+struct SendStats {
+  uint64_t datagrams = 0;
+  uint64_t bytes = 0;
+  uint64_t syscalls = 0;
+  uint64_t refused = 0;   // ECONNREFUSED: datagrams of that call were dropped
+  uint64_t no_buffer = 0; // ENOBUFS/EAGAIN: retried
+  uint64_t dropped = 0;   // datagrams given up after retries or refusal
+  uint64_t gso_fallbacks = 0;
+};
+
+struct UdpSenderOptions {
+  std::string destination;
+  uint16_t port = 0;
+  std::string source_address;  // bind to this address first; empty: any
+  std::string device;          // SO_BINDTODEVICE; empty: none
+  size_t send_buffer = 4718592;
+  bool gso = true;
+  uint32_t max_datagrams = 256;  // most datagrams one Send() takes
+  uint32_t max_iovecs = 1024;    // most iovecs one Send() takes
+};
+
+class UdpSender {
+ public:
+  static Result<UdpSender> Open(const UdpSenderOptions& options);
+  UdpSender(UdpSender&&) noexcept;
+  UdpSender& operator=(UdpSender&&) = delete;
+  UdpSender(const UdpSender&) = delete;
+  ~UdpSender();
+
+  // Sends the bytes of `iov` as datagrams of `datagram_size` bytes each, the
+  // last one shorter if the total is not a multiple. Returns 0, or the errno
+  // of a hard error (EBADF, EMSGSIZE, ...) that the caller reports once.
+  // REQUIRES: 0 < datagram_size <= kMaxUdpPayload; iov.size() <= max_iovecs;
+  //           total / datagram_size <= max_datagrams.
+  int Send(std::span<const iovec> iov, size_t datagram_size);
+
+  bool gso() const { return gso_; }
+  size_t granted_send_buffer() const { return granted_buffer_; }
+  const SendStats& stats() const { return stats_; }
+  int fd() const { return fd_; }
+
+ private:
+  UdpSender() = default;
+  // Splits iov at datagram boundaries into split_iov_/datagram_begin_.
+  uint32_t Split(std::span<const iovec> iov, size_t datagram_size);
+  int SendGso(uint32_t datagrams, size_t datagram_size);
+  int SendMmsg(uint32_t first, uint32_t datagrams);
+
+  int fd_ = -1;
+  bool gso_ = false;
+  size_t granted_buffer_ = 0;
+  SendStats stats_;
+  std::vector<iovec> split_iov_;
+  std::vector<uint32_t> datagram_begin_;   // datagram k: split_iov_[begin[k], begin[k+1])
+  std::vector<uint32_t> datagram_bytes_;
+  std::vector<mmsghdr> mmsgs_;
+};
+
+struct UdpReceiverOptions {
+  std::string bind_address = "0.0.0.0";
+  uint16_t port = 0;  // 0: any free port (tests); see port()
+  size_t receive_buffer = 67108864;
+  bool gro = true;
+  uint32_t batch = 32;            // messages per recvmmsg
+  int timeout_ms = 100;           // ReceiveBatch returns 0 after this long idle
+};
+
+struct ReceiveStats {
+  uint64_t datagrams = 0;
+  uint64_t bytes = 0;
+  uint64_t syscalls = 0;
+  uint64_t truncated = 0;  // MSG_TRUNC: datagram larger than the buffer
+};
+
+class UdpReceiver {
+ public:
+  static Result<UdpReceiver> Open(const UdpReceiverOptions& options);
+  UdpReceiver(UdpReceiver&&) noexcept;
+  UdpReceiver& operator=(UdpReceiver&&) = delete;
+  UdpReceiver(const UdpReceiver&) = delete;
+  ~UdpReceiver();
+
+  // Waits up to timeout_ms for datagrams and receives a batch. Returns the
+  // number of messages (each one datagram, or several coalesced by GRO), 0
+  // on timeout or a soft error, or -errno on a hard error.
+  int ReceiveBatch();
+
+  // Calls visit(std::span<const std::byte> datagram, const sockaddr_storage& from)
+  // for every datagram of the last batch, in arrival order.
+  template <typename F>
+  void ForEachDatagram(F&& visit) const {
+    for (int m = 0; m < last_count_; ++m) {
+      const std::byte* p = buffers_.data() + size_t(m) * kBufferSize;
+      size_t left = mmsgs_[m].msg_len;
+      const size_t seg = segment_size_[m] ? segment_size_[m] : left;
+      while (left > 0) {
+        const size_t n = left < seg ? left : seg;
+        visit(std::span<const std::byte>(p, n), addresses_[m]);
+        p += n;
+        left -= n;
+      }
+    }
+  }
+
+  uint16_t port() const { return port_; }
+  bool gro() const { return gro_; }
+  size_t granted_receive_buffer() const { return granted_buffer_; }
+  const ReceiveStats& stats() const { return stats_; }
+  int fd() const { return fd_; }
+
+ private:
+  static constexpr size_t kBufferSize = 65536;  // one GRO super-datagram
+  static constexpr size_t kControlSize = 64;
+  UdpReceiver() = default;
+
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  bool gro_ = false;
+  size_t granted_buffer_ = 0;
+  int last_count_ = 0;
+  ReceiveStats stats_;
+  std::vector<std::byte> buffers_;
+  std::vector<std::byte> control_;
+  std::vector<iovec> iovs_;
+  std::vector<mmsghdr> mmsgs_;
+  std::vector<sockaddr_storage> addresses_;
+  std::vector<uint16_t> segment_size_;
+};
+
+}  // namespace tilestream
