@@ -1,0 +1,132 @@
+// wallcut: cuts a whole-wall movie into a tile store (docs/tile_store.md).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/layout.h"
+#include "common/wall_config.h"
+#include "tools/frame_source.h"
+#include "tools/movie_cutter.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+int Fail(const std::string& message) {
+  fmt::print(stderr, "wallcut: {}\n", message);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tilestream;
+  CLI::App app{
+      "Cuts a whole-wall movie into a tile store: one file per tile, frames padded for O_DIRECT.\n"
+      "The wall's source frame spans all tiles plus the bezels between them, whose pixels are dropped.\n\n"
+      "Examples:\n"
+      "  wallcut --config configs/demo-5x3.toml --synthetic --frames 300 --out movies/demo\n"
+      "  ffmpeg -i in.mp4 -vf scale=3264:1232 -f rawvideo -pix_fmt rgb24 - | \\\n"
+      "      wallcut --config configs/demo-5x3.toml --stdin --out movies/in\n"
+      "  wallcut --layout 2x2 --tile 160x100 --out movies/t frame0001.ppm frame0002.ppm",
+      "wallcut"};
+  std::string config_path, layout, tile, bezel, out, title;
+  double fps = 0;
+  bool synthetic = false, from_stdin = false, no_stamp = false, force = false, quiet = false;
+  uint64_t frames = 0, seed = 1;
+  std::vector<std::string> spread, ppm_files;
+  app.add_option("--config", config_path, "Wall config (TOML); flags below override it")->check(CLI::ExistingFile);
+  app.add_option("--layout", layout, "Tiles as COLUMNSxROWS (default 5x3)");
+  app.add_option("--tile", tile, "Tile size in pixels, WxH (default 640x400)");
+  app.add_option("--bezel", bezel, "Pixels hidden between tiles, XxY (default 0x0)");
+  app.add_option("--fps", fps, "Frame rate recorded in the movie (default: the wall's)");
+  app.add_option("--out", out, "Directory of the tile store to write")->required();
+  app.add_option("--spread", spread, "Directories (SSD mounts) to spread tile files over, round robin")
+      ->delimiter(',');
+  app.add_flag("--synthetic", synthetic, "Generate a cosmic-web movie instead of reading one");
+  app.add_flag("--stdin", from_stdin, "Read raw rgb24 whole-wall frames from standard input");
+  app.add_option("--frames", frames, "Frames to write (synthetic default 300; others: all)");
+  app.add_option("--seed", seed, "Seed of the synthetic movie");
+  app.add_flag("--no-stamp", no_stamp, "Synthetic: leave out the frame number on each tile");
+  app.add_option("--title", title, "Title recorded in movie.toml");
+  app.add_flag("--force", force, "Replace a movie already in --out");
+  app.add_flag("-q,--quiet", quiet, "No progress bar or summary");
+  app.add_option("ppm", ppm_files, "Whole-wall frames as binary PPM files, in order");
+  CLI11_PARSE(app, argc, argv);
+
+  if (int(synthetic) + int(from_stdin) + int(!ppm_files.empty()) != 1)
+    return Fail("give exactly one source: --synthetic, --stdin or PPM files (see --help)");
+
+  WallConfig config = DefaultWallConfig({5, 3});
+  if (!config_path.empty()) {
+    auto loaded = LoadWallConfig(config_path);
+    if (!loaded.ok()) return Fail(loaded.status().message());
+    config = std::move(loaded).value();
+  }
+  WallSettings wall = config.wall;
+  if (!layout.empty()) {
+    auto l = ParseLayout(layout);
+    if (!l.ok()) return Fail("--layout: " + l.status().message());
+    wall.layout = *l;
+  }
+  if (!tile.empty()) {
+    auto t = ParseSize(tile, "--tile", 1, kMaxTileDimension);
+    if (!t.ok()) return Fail(t.status().message());
+    wall.tile = {t->width, t->height};
+  }
+  if (!bezel.empty()) {
+    auto b = ParseSize(bezel, "--bezel", 0, kMaxTileDimension);
+    if (!b.ok()) return Fail(b.status().message());
+    wall.bezel_x = b->width;
+    wall.bezel_y = b->height;
+  }
+  if (fps > 0) wall.fps = fps;
+
+  std::unique_ptr<FrameSource> source;
+  if (synthetic) {
+    if (frames == 0) frames = 300;
+    auto s = MakeSyntheticSource(wall, frames, seed, !no_stamp);
+    if (!s.ok()) return Fail(s.status().message());
+    source = std::move(s).value();
+    if (title.empty()) title = fmt::format("cosmic web (synthetic, seed {})", seed);
+  } else if (from_stdin) {
+    if (isatty(STDIN_FILENO)) return Fail("--stdin: standard input is a terminal; pipe raw rgb24 frames in");
+    source = MakeRawSource(STDIN_FILENO, "stdin", wall);
+  } else {
+    source = MakePpmSource(ppm_files, wall);
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  CutOptions o;
+  o.wall = wall;
+  o.out_dir = out;
+  o.spread = spread;
+  o.title = title;
+  o.overwrite = force;
+  o.max_frames = frames;
+  o.progress = !quiet;
+  o.stop = &g_stop;
+  if (!quiet) {
+    fmt::print(stderr, "wallcut: {} tiles of {}x{} from {}x{} frames (bezels {}x{}) -> {}\n",
+               wall.layout.ToString(), wall.tile.width, wall.tile.height, wall.source_width(),
+               wall.source_height(), wall.bezel_x, wall.bezel_y, out);
+  }
+  auto m = CutMovie(*source, o);
+  if (!m.ok()) return Fail(m.status().message());
+  if (!quiet) {
+    fmt::print(stderr, "wallcut: wrote {} frames of {} tiles ({:.1f} MB) to {}\n", m->frames,
+               m->layout.tile_count(), m->frames * m->frame_stride * m->layout.tile_count() / 1e6, out);
+  }
+  return 0;
+}
