@@ -226,11 +226,14 @@ TEST(Wallcut, DiskFullIsAClearErrorAndLeavesNoStore) {
   fs::create_directory(mnt);
   if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
     GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { umount(path.c_str()); }
+  } unmount{mnt};
   const ProcessResult r = Shell(kWallcut + " --layout 2x2 --tile 320x200 --synthetic --frames 10 -q --out " + mnt + "/m", dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("No space left on device"));
   EXPECT_TRUE(fs::is_empty(mnt + "/m"));
-  umount(mnt.c_str());
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package tilestream needs to build, test, run and
+# benchmark. Safe to run again. `--fuzz` adds clang for the libFuzzer build.
+set -euo pipefail
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+packages=(
+  build-essential cmake pkg-config git ca-certificates
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libopenmpi-dev openmpi-bin libnuma-dev
+  libsdl2-dev libglew-dev libgl-dev libgl1-mesa-dri xvfb xauth
+  iproute2 xfsprogs iperf3 netpbm
+)
+if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
+
+echo "install-deps: apt-get update and install ${#packages[@]} packages" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q >/dev/null
+$sudo apt-get install -y -q --no-install-recommends "${packages[@]}" >/dev/null
+echo "install-deps: done" >&2
