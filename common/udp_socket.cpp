@@ -231,7 +231,7 @@ int UdpSender::SendGso(uint32_t datagrams, size_t datagram_size) {
         continue;
       }
       if (IsSoftSendError(e) || e == ECONNREFUSED) {
-        if (e == ECONNREFUSED) ++stats_.refused;
+        if (e == ECONNREFUSED) stats_.refused += group;
         stats_.dropped += group;
         break;
       }

@@ -52,9 +52,9 @@ struct SendStats {
   uint64_t datagrams = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
-  uint64_t refused = 0;   // ECONNREFUSED: datagrams of that call were dropped
+  uint64_t refused = 0;   // datagrams dropped by ECONNREFUSED (receiver gone)
   uint64_t no_buffer = 0; // ENOBUFS/EAGAIN: retried
-  uint64_t dropped = 0;   // datagrams given up after retries or refusal
+  uint64_t dropped = 0;   // all datagrams given up: refused, or no buffer after retries
   uint64_t gso_fallbacks = 0;
 };
 

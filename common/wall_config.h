@@ -109,4 +109,8 @@ Status ValidateWallConfig(WallConfig* config);
 
 bool IsLoopbackAddress(std::string_view address);
 
+// The RTP SSRC of tile `tile_index`: "ts" and the index, stable for a wall,
+// so that receivers and SDP files know it without being told.
+inline uint32_t TileSsrc(uint32_t tile_index) { return 0x74730000u | (tile_index & 0xffff); }
+
 }  // namespace tilestream

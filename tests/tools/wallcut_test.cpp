@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include "common/tile_store.h"
 #include "common/wall_cutter.h"
 #include "tests/support/packet_builder.h"
+#include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
@@ -26,23 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::PatternFrame;
+using testing::ProcessResult;
+using testing::Shell;
 using testing::TempDir;
-
-struct ProcessResult {
-  int exit_code;
-  std::string output;
-};
-
-// Runs a shell command line, returning its exit code and stdout+stderr.
-ProcessResult Shell(const std::string& command, const TempDir& dir) {
-  const std::string out = dir / "output.txt";
-  const int rc = std::system((command + " > " + out + " 2>&1").c_str());
-  std::ifstream in(out);
-  std::stringstream s;
-  s << in.rdbuf();
-  fs::remove(out);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, s.str()};
-}
 
 WallSettings SmallWall(uint32_t bezel_x, uint32_t bezel_y) {
   WallSettings w;

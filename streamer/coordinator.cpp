@@ -1,0 +1,300 @@
+#include "streamer/coordinator.h"
+
+#include <time.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/pacer.h"
+#include "common/sdp.h"
+#include "streamer/messages.h"
+#include "streamer/report.h"
+
+namespace tilestream {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kReadyTimeoutNs = 60 * kSecond;
+constexpr int64_t kTileSilenceNs = 5 * kSecond;
+constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
+
+std::string TileName(const WallConfig& c, uint32_t tile) { return TileId::FromIndex(tile, c.wall.layout).Name(); }
+
+class Coordinator {
+ public:
+  Coordinator(const WallComm& comm, const StreamerOptions& options, const Wall& wall, const std::atomic<bool>* stop)
+      : comm_(comm), options_(options), wall_(wall), c_(wall.config), stop_(stop), tiles_(c_.tile_count()),
+        latest_(tiles_), previous_(tiles_), heard_ns_(tiles_, 0), final_(tiles_, false) {}
+
+  int Run() {
+    if (!CollectReady()) {
+      Broadcast(TickCommand::kStop, 0, 0);
+      return 1;
+    }
+    if (!options_.sdp_dir.empty() && !WriteSdpFiles()) {
+      Broadcast(TickCommand::kStop, 0, 0);
+      return 1;
+    }
+    start_ns_ = clock_.NowNs();
+    for (int64_t& h : heard_ns_) h = start_ns_;
+    const bool ok = options_.bench ? RunBench() : RunPlay();
+    Broadcast(TickCommand::kStop, 0, 0);
+    CollectFinal();
+    PrintFinal();
+    return ok ? 0 : 1;
+  }
+
+ private:
+  bool CollectReady() {
+    std::vector<bool> ready(tiles_, false);
+    bool all_ok = true;
+    uint32_t count = 0;
+    const int64_t give_up = clock_.NowNs() + kReadyTimeoutNs;
+    std::vector<ReadyMessage> messages(tiles_);
+    while (count < tiles_) {
+      int pending = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kTagReady, comm_.comm, &pending, &st);
+      if (!pending) {
+        if (stop_->load() || clock_.NowNs() > give_up) {
+          for (uint32_t t = 0; t < tiles_; ++t)
+            if (!ready[t]) fmt::print(stderr, "streamer: tile {} (rank {}) did not report ready\n", TileName(c_, t), t + 1);
+          return false;
+        }
+        Sleep(1'000'000);
+        continue;
+      }
+      const uint32_t t = static_cast<uint32_t>(st.MPI_SOURCE - 1);
+      MPI_Recv(&messages[t], sizeof(ReadyMessage), MPI_BYTE, st.MPI_SOURCE, kTagReady, comm_.comm, MPI_STATUS_IGNORE);
+      ready[t] = true;
+      ++count;
+      if (!messages[t].ok) {
+        all_ok = false;
+        fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), t + 1, messages[t].message);
+      }
+    }
+    if (!all_ok) return false;
+    if (!options_.quiet) {
+      fmt::print("streamer: {} wall of {}x{} tiles at {} fps, MTU {} ({} packing), pacing {}, {}{}\n",
+                 c_.wall.layout.ToString(), c_.wall.tile.width, c_.wall.tile.height, c_.wall.fps, c_.stream.mtu,
+                 c_.stream.packing == Packing::kPacked ? "packed" : "line", c_.stream.pacing ? "on" : "off",
+                 options_.bench ? "benchmark from " + options_.source : "playing",
+                 wall_.movie ? fmt::format(", movie {} ({} frames)", wall_.movie->directory, wall_.movie->frames) : "");
+      for (uint32_t t = 0; t < tiles_; ++t) {
+        const TileRoute& r = c_.routes[t];
+        fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t), t + 1,
+                   c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
+                   messages[t].numa_node != 0xffffffff ? fmt::format(" (NUMA {})", messages[t].numa_node) : "",
+                   messages[t].gso ? "  GSO" : "  sendmmsg",
+                   wall_.movie && !(options_.bench && options_.source == "memory")
+                       ? (messages[t].direct_io ? "  O_DIRECT" : "  buffered reads")
+                       : "");
+      }
+      std::fflush(stdout);
+    }
+    return true;
+  }
+
+  bool WriteSdpFiles() {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.sdp_dir, ec);
+    for (uint32_t t = 0; t < tiles_; ++t) {
+      const TileRoute& r = c_.routes[t];
+      TileStreamDescription d;
+      d.name = "tilestream " + TileName(c_, t);
+      d.source_address = c_.nics[r.nic].address;
+      d.destination_address = c_.nodes[r.node].address;
+      d.port = r.port;
+      d.payload_type = c_.stream.payload_type;
+      d.tile = c_.wall.tile;
+      d.fps = c_.wall.fps;
+      d.ssrc = TileSsrc(t);
+      d.packed = c_.stream.packing == Packing::kPacked;
+      const std::string path = fmt::format("{}/tile_{}.sdp", options_.sdp_dir, TileName(c_, t));
+      std::ofstream out(path);
+      out << WriteSdp(d);
+      if (!out) {
+        fmt::print(stderr, "streamer: cannot write {}\n", path);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The frame clock: tick k at start + k / fps; every tile sends frame
+  // k mod frames (looping) with the same RTP timestamp.
+  bool RunPlay() {
+    const int64_t interval = static_cast<int64_t>(kSecond / c_.wall.fps);
+    const uint64_t frames = wall_.movie->frames;
+    std::random_device random;
+    const uint32_t timestamp_base = random();
+    int64_t next_second = start_ns_ + kSecond;
+    for (uint64_t tick = 0;; ++tick) {
+      const int64_t due = start_ns_ + static_cast<int64_t>(tick * kSecond / c_.wall.fps);
+      while (clock_.NowNs() < due) {
+        if (stop_->load()) return true;
+        Drain();
+        if (!CheckAlive()) return false;
+        if (clock_.NowNs() >= next_second) {
+          PrintSecond();
+          next_second += kSecond;
+        }
+        const int64_t left = due - clock_.NowNs();
+        if (left > 0) Sleep(std::min<int64_t>(left, 2'000'000));
+      }
+      if (stop_->load() || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
+      Broadcast(TickCommand::kPlay, tick, frames ? tick % frames : 0,
+                RtpTimestampForTick(tick, c_.wall.fps, timestamp_base), interval);
+    }
+    // Let the last frame go out before stopping.
+    const int64_t end = clock_.NowNs() + interval;
+    while (clock_.NowNs() < end) Sleep(1'000'000);
+    return true;
+  }
+
+  bool RunBench() {
+    Broadcast(TickCommand::kHeartbeat, 0, 0);  // go
+    int64_t next_second = start_ns_ + kSecond;
+    while (!stop_->load() && !TimeUp()) {
+      Drain();
+      if (!CheckAlive()) return false;
+      if (clock_.NowNs() >= next_second) {
+        PrintSecond();
+        Broadcast(TickCommand::kHeartbeat, 0, 0);
+        next_second += kSecond;
+      }
+      Sleep(10'000'000);
+    }
+    return true;
+  }
+
+  bool TimeUp() const {
+    return options_.duration_s > 0 && clock_.NowNs() - start_ns_ >= static_cast<int64_t>(options_.duration_s * kSecond);
+  }
+
+  void Broadcast(TickCommand command, uint64_t tick, uint64_t frame, uint32_t timestamp = 0, int64_t interval = 0) {
+    TickMessage m;
+    m.tick = tick;
+    m.frame = frame;
+    m.timestamp = timestamp;
+    m.interval_ns = interval;
+    m.command = command;
+    for (uint32_t t = 0; t < tiles_; ++t)
+      MPI_Send(&m, sizeof m, MPI_BYTE, static_cast<int>(t + 1), kTagTick, comm_.comm);
+  }
+
+  // Takes every statistics message waiting.
+  void Drain() {
+    for (;;) {
+      int pending = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kTagStats, comm_.comm, &pending, &st);
+      if (!pending) return;
+      TileStats s;
+      MPI_Recv(&s, sizeof s, MPI_BYTE, st.MPI_SOURCE, kTagStats, comm_.comm, MPI_STATUS_IGNORE);
+      const uint32_t t = static_cast<uint32_t>(st.MPI_SOURCE - 1);
+      if (s.error[0] != '\0' && latest_[t].error[0] == '\0')
+        fmt::print(stderr, "streamer: tile {}: {}\n", TileName(c_, t), s.error);
+      latest_[t] = s;
+      heard_ns_[t] = clock_.NowNs();
+      if (s.final) final_[t] = true;
+    }
+  }
+
+  // A tile that has not reported for 5 s is gone: end the job, naming it.
+  bool CheckAlive() {
+    const int64_t now = clock_.NowNs();
+    for (uint32_t t = 0; t < tiles_; ++t) {
+      if (final_[t] || now - heard_ns_[t] > kTileSilenceNs) {
+        fmt::print(stderr, "streamer: tile {} (rank {}) {}; ending the job\n", TileName(c_, t), t + 1,
+                   final_[t] ? "stopped" : "stopped responding");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void PrintSecond() {
+    std::vector<StreamSummary> streams;
+    for (uint32_t t = 0; t < tiles_; ++t) {
+      TileStats delta = latest_[t];
+      const TileStats& p = previous_[t];
+      delta.bytes -= p.bytes;
+      delta.packets -= p.packets;
+      delta.disk_bytes -= p.disk_bytes;
+      delta.cpu_ns -= p.cpu_ns;
+      delta.elapsed_ns -= p.elapsed_ns;
+      delta.send_errors -= p.send_errors;
+      delta.late_frames -= p.late_frames;
+      delta.skipped_ticks -= p.skipped_ticks;
+      delta.missed_frames -= p.missed_frames;
+      delta.frames -= p.frames;
+      streams.push_back(Summarize(delta, c_));
+      previous_[t] = latest_[t];
+    }
+    if (!options_.quiet) {
+      fmt::print("{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams));
+      std::fflush(stdout);
+    }
+  }
+
+  void CollectFinal() {
+    const int64_t give_up = clock_.NowNs() + kFinalStatsTimeoutNs;
+    for (;;) {
+      Drain();
+      bool all = true;
+      for (bool f : final_) all = all && f;
+      if (all) return;
+      if (clock_.NowNs() > give_up) {
+        for (uint32_t t = 0; t < tiles_; ++t)
+          if (!final_[t]) fmt::print(stderr, "streamer: tile {} (rank {}) sent no final report\n", TileName(c_, t), t + 1);
+        return;
+      }
+      Sleep(1'000'000);
+    }
+  }
+
+  void PrintFinal() {
+    std::vector<StreamSummary> streams;
+    for (uint32_t t = 0; t < tiles_; ++t) streams.push_back(Summarize(latest_[t], c_));
+    const double seconds = (clock_.NowNs() - start_ns_) / 1e9;
+    fmt::print("{}", FinalReport(seconds, streams));
+    std::fflush(stdout);
+    if (!options_.json_path.empty()) {
+      std::ofstream out(options_.json_path);
+      out << FinalReportJson(seconds, streams, c_, options_.bench);
+      if (!out) fmt::print(stderr, "streamer: cannot write {}\n", options_.json_path);
+    }
+  }
+
+  static void Sleep(int64_t ns) {
+    timespec ts{static_cast<time_t>(ns / kSecond), static_cast<long>(ns % kSecond)};
+    nanosleep(&ts, nullptr);
+  }
+
+  const WallComm& comm_;
+  const StreamerOptions& options_;
+  const Wall& wall_;
+  const WallConfig& c_;
+  const std::atomic<bool>* stop_;
+  const uint32_t tiles_;
+  mutable MonotonicClock clock_;
+  std::vector<TileStats> latest_, previous_;
+  std::vector<int64_t> heard_ns_;
+  std::vector<bool> final_;
+  int64_t start_ns_ = 0;
+};
+
+}  // namespace
+
+int RunCoordinator(const WallComm& comm, const StreamerOptions& options, const Wall& wall,
+                   const std::atomic<bool>* stop) {
+  return Coordinator(comm, options, wall, stop).Run();
+}
+
+}  // namespace tilestream

@@ -1,0 +1,33 @@
+// Forming the wall's communicator: rank 0 is the coordinator, rank t + 1
+// streams tile t. Either all tiles + 1 ranks were started by mpirun
+// (static), or mpirun started one rank and it spawns the tile ranks with
+// MPI_Comm_spawn; the spawned children find their parent and the two merge.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "common/result.h"
+
+namespace tilestream {
+
+struct WallComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 0;
+  bool spawned = false;  // tile ranks were spawned by rank 0
+  MPI_Comm inter = MPI_COMM_NULL;  // parent <-> children, when spawned
+};
+
+// Frees the communicators (disconnecting spawned ranks from their parent) so
+// that MPI_Finalize closes the connections in order.
+void LeaveWall(WallComm* w);
+
+// Whether this process was spawned by a coordinator.
+bool IsSpawnedTileRank();
+
+// REQUIRES: MPI initialised. `argv` is passed to spawned ranks unchanged.
+Result<WallComm> JoinWall(int argc, char** argv, uint32_t tiles);
+
+}  // namespace tilestream

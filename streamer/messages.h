@@ -1,0 +1,57 @@
+// Messages between the coordinator (rank 0) and the tile ranks: plain
+// structs sent as MPI_BYTE between processes of one build. Point to point
+// from rank 0 to each tile rather than MPI_Bcast: a tile rank is busy
+// sending for most of a frame interval and cannot progress a broadcast tree
+// for others, so a flat fan-out reaches every tile in the same microseconds.
+#pragma once
+
+#include <cstdint>
+
+namespace tilestream {
+
+enum MessageTag : int {
+  kTagReady = 1,  // tile -> 0: set-up finished (ok or an error)
+  kTagTick = 2,   // 0 -> tile: send this frame now, or stop
+  kTagStats = 3,  // tile -> 0: counters, once a second and at the end
+};
+
+enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2 };
+
+struct TickMessage {
+  uint64_t tick = 0;
+  uint64_t frame = 0;         // movie frame index to send
+  int64_t interval_ns = 0;    // the frame interval, for pacing
+  uint32_t timestamp = 0;     // RTP timestamp of this tick, the same on every tile
+  TickCommand command = TickCommand::kPlay;
+};
+
+struct ReadyMessage {
+  uint32_t ok = 0;
+  uint32_t direct_io = 0;  // the tile store is read with O_DIRECT
+  uint32_t gso = 0;        // the socket sends with UDP GSO
+  uint32_t numa_node = 0xffffffff;
+  char message[400] = {};  // the error, if not ok
+};
+
+struct TileStats {
+  uint32_t tile = 0;
+  uint32_t final = 0;
+  uint64_t frames = 0;         // frames sent
+  uint64_t late_frames = 0;    // not out before the next tick
+  uint64_t skipped_ticks = 0;  // ticks dropped because the tile was behind
+  uint64_t held_frames = 0;    // ticks answered with the last frame (read error)
+  uint64_t missed_frames = 0;  // ticks with no frame from the disk in time
+  uint64_t packets = 0;
+  uint64_t bytes = 0;
+  uint64_t syscalls = 0;
+  uint64_t send_errors = 0;    // datagrams dropped (refused, no buffer)
+  uint64_t refused = 0;        // of which: receiver gone (ICMP unreachable)
+  uint64_t disk_bytes = 0;
+  int64_t disk_read_ns = 0;
+  uint64_t pacer_slips = 0;
+  int64_t cpu_ns = 0;          // CPU time of the tile's process
+  int64_t elapsed_ns = 0;      // since the tile started streaming
+  char error[200] = {};        // the first run-time error, reported once
+};
+
+}  // namespace tilestream

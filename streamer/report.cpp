@@ -1,0 +1,107 @@
+#include "streamer/report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tilestream {
+
+StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
+  StreamSummary r;
+  r.tile = TileId::FromIndex(s.tile, config.wall.layout).Name();
+  r.nic = config.nics[config.routes[s.tile].nic].name;
+  const double seconds = s.elapsed_ns > 0 ? s.elapsed_ns / 1e9 : 0;
+  if (seconds > 0) {
+    r.mbps = s.bytes * 8 / seconds / 1e6;
+    r.cpu_percent = s.cpu_ns / 1e9 / seconds * 100;
+    r.disk_mbytes_per_s = s.disk_bytes / seconds / 1e6;
+  }
+  r.send_errors = s.send_errors;
+  r.refused = s.refused;
+  r.frames = s.frames;
+  r.late_frames = s.late_frames;
+  r.skipped_ticks = s.skipped_ticks;
+  r.held_frames = s.held_frames;
+  r.missed_frames = s.missed_frames;
+  r.packets = s.packets;
+  r.bytes = s.bytes;
+  return r;
+}
+
+namespace {
+
+struct Totals {
+  double mbps = 0, cpu = 0, disk = 0, min_mbps = 0, max_mbps = 0;
+  uint64_t errors = 0, late = 0, skipped = 0, missed = 0, frames = 0;
+};
+
+Totals Add(const std::vector<StreamSummary>& streams) {
+  Totals t;
+  t.min_mbps = streams.empty() ? 0 : streams[0].mbps;
+  for (const StreamSummary& s : streams) {
+    t.mbps += s.mbps;
+    t.cpu += s.cpu_percent;
+    t.disk += s.disk_mbytes_per_s;
+    t.errors += s.send_errors;
+    t.late += s.late_frames;
+    t.skipped += s.skipped_ticks;
+    t.missed += s.missed_frames;
+    t.frames += s.frames;
+    t.min_mbps = std::min(t.min_mbps, s.mbps);
+    t.max_mbps = std::max(t.max_mbps, s.mbps);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string SecondLine(double seconds, const std::vector<StreamSummary>& streams) {
+  const Totals t = Add(streams);
+  return fmt::format("{:7.1f} s  {} streams  {:.2f} Gbit/s (per stream {:.2f}..{:.2f})  disk {:.0f} MB/s  "
+                     "CPU {:.0f}%  send errors {}  late {}  skipped {}",
+                     seconds, streams.size(), t.mbps / 1000, t.min_mbps / 1000, t.max_mbps / 1000, t.disk,
+                     t.cpu, t.errors, t.late, t.skipped);
+}
+
+std::string FinalReport(double seconds, const std::vector<StreamSummary>& streams) {
+  std::string out = fmt::format("final report: {:.1f} s, {} streams\n", seconds, streams.size());
+  for (const StreamSummary& s : streams) {
+    out += fmt::format("tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
+                       "frames {} ({} late, {} skipped, {} missed)\n",
+                       s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
+                       s.refused ? fmt::format(" ({} receiver gone)", s.refused) : "", s.disk_mbytes_per_s,
+                       s.frames, s.late_frames, s.skipped_ticks, s.missed_frames);
+  }
+  const Totals t = Add(streams);
+  out += fmt::format("total  {:<2} streams  {:10.1f} Mbps  {:5.1f} %CPU  {} send errors  disk {:.0f} MB/s  "
+                     "frames {} ({} late, {} skipped, {} missed)\n",
+                     streams.size(), t.mbps, t.cpu, t.errors, t.disk, t.frames, t.late, t.skipped, t.missed);
+  return out;
+}
+
+std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
+                            const WallConfig& config, bool bench) {
+  nlohmann::json j;
+  j["duration_s"] = seconds;
+  j["mode"] = bench ? "bench" : "play";
+  j["layout"] = config.wall.layout.ToString();
+  j["tile"] = fmt::format("{}x{}", config.wall.tile.width, config.wall.tile.height);
+  j["fps"] = config.wall.fps;
+  j["mtu"] = config.stream.mtu;
+  j["streams"] = nlohmann::json::array();
+  for (const StreamSummary& s : streams) {
+    j["streams"].push_back({{"tile", s.tile}, {"nic", s.nic}, {"mbps", s.mbps}, {"cpu_percent", s.cpu_percent},
+                            {"send_errors", s.send_errors}, {"refused", s.refused}, {"disk_mbytes_per_s", s.disk_mbytes_per_s},
+                            {"frames", s.frames}, {"late_frames", s.late_frames},
+                            {"skipped_ticks", s.skipped_ticks}, {"missed_frames", s.missed_frames},
+                            {"held_frames", s.held_frames}, {"packets", s.packets}, {"bytes", s.bytes}});
+  }
+  const Totals t = Add(streams);
+  j["aggregate"] = {{"streams", streams.size()}, {"mbps", t.mbps}, {"cpu_percent", t.cpu},
+                    {"send_errors", t.errors}, {"disk_mbytes_per_s", t.disk}, {"frames", t.frames},
+                    {"late_frames", t.late}, {"skipped_ticks", t.skipped}, {"missed_frames", t.missed}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tilestream

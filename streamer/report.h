@@ -1,0 +1,36 @@
+// The streamer's statistics as people and scripts read them: a line per
+// second while running, and a final report with one line per stream in the
+// spirit of nuttcp plus the aggregate, as text and as JSON. No MPI here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "streamer/messages.h"
+#include "common/wall_config.h"
+
+namespace tilestream {
+
+struct StreamSummary {
+  std::string tile;  // "r0c1"
+  std::string nic;
+  double mbps = 0;
+  double cpu_percent = 0;
+  double disk_mbytes_per_s = 0;
+  uint64_t send_errors = 0;
+  uint64_t refused = 0;  // of the send errors: receiver gone (ICMP port unreachable)
+  uint64_t frames = 0, late_frames = 0, skipped_ticks = 0, held_frames = 0, missed_frames = 0;
+  uint64_t packets = 0, bytes = 0;
+};
+
+// Rates of one tile over `elapsed_ns` from counters (or counter deltas).
+StreamSummary Summarize(const TileStats& s, const WallConfig& config);
+
+// "  3.0 s  15 streams  31.84 Gbit/s (min 2.10, max 2.14 per stream)  ..."
+std::string SecondLine(double seconds, const std::vector<StreamSummary>& streams);
+// One line per stream and a total line.
+std::string FinalReport(double seconds, const std::vector<StreamSummary>& streams);
+std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
+                            const WallConfig& config, bool bench);
+
+}  // namespace tilestream

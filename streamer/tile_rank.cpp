@@ -1,0 +1,311 @@
+#include "streamer/tile_rank.h"
+
+#include <time.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "common/frame_ring.h"
+#include "common/tile_sender.h"
+#include "streamer/numa_placement.h"
+
+namespace tilestream {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kCoordinatorSilenceNs = 5 * kSecond;
+
+void CopyText(const std::string& s, char* out, size_t size) {
+  std::strncpy(out, s.c_str(), size - 1);
+  out[size - 1] = '\0';
+}
+
+int64_t ProcessCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * kSecond + ts.tv_nsec;
+}
+
+void SleepNs(int64_t ns) {
+  timespec ts{0, static_cast<long>(ns)};
+  nanosleep(&ts, nullptr);
+}
+
+// Frames for benchmarks from memory: up to 4 frames of the movie, or a
+// synthetic pattern that differs per tile and frame.
+std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std::string* error) {
+  std::vector<std::vector<std::byte>> frames;
+  const TileGeometry g = wall.config.wall.tile;
+  if (wall.movie) {
+    auto reader = TileReader::Open(*wall.movie, tile);
+    auto buffer = AlignedBuffer::Allocate(wall.movie->frame_stride);
+    if (!reader.ok() || !buffer.ok()) {
+      *error = reader.ok() ? buffer.status().message() : reader.status().message();
+      return nullptr;
+    }
+    for (uint64_t f = 0; f < std::min<uint64_t>(4, wall.movie->frames); ++f) {
+      if (Status s = reader->ReadFrame(f, buffer->span()); !s.ok()) {
+        *error = s.message();
+        return nullptr;
+      }
+      frames.emplace_back(buffer->data(), buffer->data() + g.frame_bytes());
+    }
+  } else {
+    for (uint32_t f = 0; f < 2; ++f) {
+      std::vector<std::byte> frame(g.frame_bytes());
+      for (size_t i = 0; i < frame.size(); ++i) frame[i] = std::byte((i / 3 + tile * 37 + f * 101) & 0xff);
+      frames.push_back(std::move(frame));
+    }
+  }
+  return std::make_unique<MemoryFrames>(std::move(frames));
+}
+
+class TileRank {
+ public:
+  TileRank(const WallComm& comm, const StreamerOptions& options, const Wall& wall, const std::atomic<bool>* stop)
+      : comm_(comm), options_(options), wall_(wall), stop_(stop), tile_(static_cast<uint32_t>(comm.rank - 1)) {
+    stats_.tile = tile_;
+  }
+
+  // Opens the frames and the socket; tells the coordinator how it went.
+  bool SetUp() {
+    const WallConfig& c = wall_.config;
+    const TileRoute& route = c.routes[tile_];
+    const Nic& nic = c.nics[route.nic];
+    const DisplayNode& node = c.nodes[route.node];
+    ReadyMessage ready;
+    ready.numa_node = static_cast<uint32_t>(PlaceOnNumaNode(nic.numa_node));
+    std::string error;
+    if (options_.bench && options_.source == "memory") {
+      frames_ = MemorySource(wall_, tile_, &error);
+    } else {
+      auto ring = DiskFrameRing::Open(*wall_.movie, tile_, options_.ring_frames);
+      if (ring.ok()) {
+        ready.direct_io = (*ring)->direct();
+        frames_ = std::move(ring).value();
+      } else {
+        error = ring.status().message();
+      }
+    }
+    if (frames_) {
+      TileSenderOptions so;
+      so.packetizer.tile = c.wall.tile;
+      so.packetizer.max_payload = c.max_udp_payload();
+      so.packetizer.packing = c.stream.packing;
+      so.packetizer.payload_type = c.stream.payload_type;
+      so.packetizer.ssrc = TileSsrc(tile_);
+      so.socket.destination = node.address;
+      so.socket.port = route.port;
+      so.socket.source_address = nic.address;
+      if (nic.name != "default") so.socket.device = nic.name;
+      so.socket.send_buffer = c.stream.send_buffer;
+      so.pacing = c.stream.pacing;
+      so.burst_packets = c.stream.burst_packets;
+      auto sender = TileSender::Create(so, &clock_);
+      if (sender.ok()) {
+        sender_ = std::move(sender).value();
+        ready.gso = sender_->socket().gso();
+      } else {
+        error = fmt::format("socket to {}:{} via NIC {}: {}", node.address, route.port, nic.name,
+                            sender.status().message());
+      }
+    }
+    ready.ok = error.empty();
+    CopyText(error, ready.message, sizeof ready.message);
+    MPI_Send(&ready, sizeof ready, MPI_BYTE, 0, kTagReady, comm_.comm);
+    return ready.ok;
+  }
+
+  void Run() {
+    start_ns_ = clock_.NowNs();
+    last_message_ns_ = start_ns_;
+    last_stats_ns_ = start_ns_;
+    hurry_ = [this] {
+      int pending = 0;
+      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
+      return pending != 0;
+    };
+    // The coordinator's go: the first tick, or a heartbeat in bench mode.
+    TickMessage tick;
+    if (NextTick(&tick)) {
+      start_ns_ = clock_.NowNs();
+      start_cpu_ns_ = ProcessCpuNs();
+      if (options_.bench) {
+        RunBench();
+      } else {
+        do {
+          if (tick.command != TickCommand::kPlay) continue;
+          SendOne(tick.frame, tick.timestamp, clock_.NowNs(), tick.interval_ns, &hurry_);
+          MaybeSendStats(clock_.NowNs());
+        } while (NextTick(&tick));
+      }
+    }
+    SendStats(true);
+  }
+
+ private:
+  // Waits for the next message from the coordinator; false to stop.
+  bool NextTick(TickMessage* tick) {
+    for (;;) {
+      int pending = 0;
+      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
+      if (pending) break;
+      if (stop_->load()) return false;
+      const int64_t now = clock_.NowNs();
+      if (now - last_message_ns_ > kCoordinatorSilenceNs) {
+        Report("no word from the coordinator for 5 s; stopping");
+        return false;
+      }
+      MaybeSendStats(now);
+      SleepNs(100'000);
+    }
+    // Take the newest tick; older ones waiting mean this tile fell behind.
+    uint64_t plays = 0;
+    for (int pending = 1; pending;) {
+      MPI_Recv(tick, sizeof *tick, MPI_BYTE, 0, kTagTick, comm_.comm, MPI_STATUS_IGNORE);
+      if (tick->command == TickCommand::kStop) return false;
+      plays += tick->command == TickCommand::kPlay;
+      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
+    }
+    if (plays > 1) stats_.skipped_ticks += plays - 1;
+    last_message_ns_ = clock_.NowNs();
+    return true;
+  }
+
+  // Frames back to back (unpaced) or at --rate / the wall's fps, each tile
+  // on its own; the coordinator only says when to stop.
+  void RunBench() {
+    const WallConfig& c = wall_.config;
+    const uint64_t frames = wall_.movie ? wall_.movie->frames : 2;
+    int64_t interval = static_cast<int64_t>(kSecond / c.wall.fps);
+    if (options_.rate_gbps > 0)
+      interval = static_cast<int64_t>(c.wall.tile.frame_bytes() * 8 / (options_.rate_gbps * 1e9) * kSecond);
+    int64_t start = clock_.NowNs();
+    for (uint64_t f = 0;; ++f) {
+      int pending = 0;
+      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
+      if (pending) {
+        TickMessage m;
+        MPI_Recv(&m, sizeof m, MPI_BYTE, 0, kTagTick, comm_.comm, MPI_STATUS_IGNORE);
+        last_message_ns_ = clock_.NowNs();
+        if (m.command == TickCommand::kStop) return;
+      }
+      const int64_t now = clock_.NowNs();
+      if (stop_->load()) return;
+      if (now - last_message_ns_ > kCoordinatorSilenceNs) {
+        Report("no word from the coordinator for 5 s; stopping");
+        return;
+      }
+      if (c.stream.pacing) {
+        if (now > start + interval) start = now;  // fell behind: do not burst to catch up
+        SendOne(f % frames, RtpTimestampForTick(f, c.wall.fps, 0), start, interval, nullptr);
+        start += interval;
+      } else {
+        SendOne(f % frames, RtpTimestampForTick(f, c.wall.fps, 0), now, 1, nullptr);
+      }
+      MaybeSendStats(clock_.NowNs());
+    }
+  }
+
+  void SendOne(uint64_t frame_index, uint32_t timestamp, int64_t start, int64_t interval,
+               const std::function<bool()>* hurry) {
+    const std::byte* frame = frames_->Acquire(frame_index, start + std::max<int64_t>(interval / 2, 1'000'000));
+    bool acquired = frame != nullptr;
+    if (!frame && frames_->failed()) {
+      Report(fmt::format("reading the tile store: {}; holding the last frame", frames_->error()));
+      frame = frames_->LastFrame();
+      if (frame) ++stats_.held_frames;
+    }
+    if (!frame) {
+      ++stats_.missed_frames;
+      return;
+    }
+    const int e = sender_->SendFrame(frame, timestamp, start, interval, hurry ? *hurry : nullptr);
+    if (acquired) frames_->Release();
+    if (e != 0) Report(fmt::format("send: {}", std::strerror(e)));
+  }
+
+  // The first run-time error, once, to the coordinator (which prints it).
+  void Report(const std::string& error) {
+    if (stats_.error[0] != '\0') return;
+    CopyText(error, stats_.error, sizeof stats_.error);
+    error_pending_ = true;
+  }
+
+  void Collect() {
+    const tilestream::SendStats& s = sender_->socket().stats();
+    const TileSenderStats& t = sender_->stats();
+    const FrameSourceStats d = frames_->stats();
+    stats_.frames = t.frames;
+    stats_.late_frames = t.late_frames;
+    stats_.packets = s.datagrams;
+    stats_.bytes = s.bytes;
+    stats_.syscalls = s.syscalls;
+    stats_.send_errors = s.dropped;
+    stats_.refused = s.refused;
+    stats_.disk_bytes = d.bytes_read;
+    stats_.disk_read_ns = d.read_ns;
+    stats_.pacer_slips = sender_->pacer().stats().slips;
+    stats_.cpu_ns = ProcessCpuNs() - start_cpu_ns_;
+    stats_.elapsed_ns = clock_.NowNs() - start_ns_;
+  }
+
+  void MaybeSendStats(int64_t now) {
+    if (now - last_stats_ns_ < kSecond && !error_pending_) return;
+    last_stats_ns_ = now;
+    SendStats(false);
+  }
+
+  void SendStats(bool final) {
+    if (request_ != MPI_REQUEST_NULL) {
+      int done = 0;
+      MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+      if (!done && !final) return;
+      if (!done) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    }
+    Collect();
+    stats_.final = final;
+    outgoing_ = stats_;
+    error_pending_ = false;
+    if (final) {
+      MPI_Send(&outgoing_, sizeof outgoing_, MPI_BYTE, 0, kTagStats, comm_.comm);
+    } else {
+      MPI_Isend(&outgoing_, sizeof outgoing_, MPI_BYTE, 0, kTagStats, comm_.comm, &request_);
+    }
+  }
+
+  const WallComm& comm_;
+  const StreamerOptions& options_;
+  const Wall& wall_;
+  const std::atomic<bool>* stop_;
+  const uint32_t tile_;
+  MonotonicClock clock_;
+  std::unique_ptr<FrameProvider> frames_;
+  std::unique_ptr<TileSender> sender_;
+  std::function<bool()> hurry_;
+  TileStats stats_, outgoing_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool error_pending_ = false;
+  int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;
+};
+
+}  // namespace
+
+int RunTileRank(const WallComm& comm, const StreamerOptions& options, const Wall& wall,
+                const std::atomic<bool>* stop) {
+  TileRank rank(comm, options, wall, stop);
+  if (!rank.SetUp()) return 1;
+  rank.Run();
+  return 0;
+}
+
+void ReportSetUpFailure(const WallComm& comm, const std::string& error) {
+  ReadyMessage ready;
+  CopyText(error, ready.message, sizeof ready.message);
+  MPI_Send(&ready, sizeof ready, MPI_BYTE, 0, kTagReady, comm.comm);
+}
+
+}  // namespace tilestream

@@ -1,0 +1,56 @@
+#include "streamer/report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace tilestream {
+namespace {
+
+using ::testing::HasSubstr;
+
+TileStats Stats(uint32_t tile, uint64_t bytes) {
+  TileStats s;
+  s.tile = tile;
+  s.bytes = bytes;
+  s.elapsed_ns = 2'000'000'000;
+  s.cpu_ns = 500'000'000;
+  s.disk_bytes = 100'000'000;
+  s.frames = 44;
+  return s;
+}
+
+TEST(Report, SummarizesRatesOverTheElapsedTime) {
+  const WallConfig c = DefaultWallConfig({5, 3});
+  const StreamSummary s = Summarize(Stats(1, 546'850'000), c);
+  EXPECT_EQ(s.tile, "r0c1");
+  EXPECT_EQ(s.nic, "default");
+  EXPECT_NEAR(s.mbps, 2187.4, 0.01);
+  EXPECT_NEAR(s.cpu_percent, 25.0, 1e-9);
+  EXPECT_NEAR(s.disk_mbytes_per_s, 50.0, 1e-9);
+}
+
+TEST(Report, FinalReportHasALinePerStreamAndATotal) {
+  const WallConfig c = DefaultWallConfig({2, 1});
+  std::vector<StreamSummary> streams = {Summarize(Stats(0, 250'000'000), c), Summarize(Stats(1, 250'000'000), c)};
+  const std::string r = FinalReport(2.0, streams);
+  EXPECT_THAT(r, HasSubstr("tile r0c0   nic default     1000.0 Mbps   25.0 %CPU  0 send errors  disk 50 MB/s"));
+  EXPECT_THAT(r, HasSubstr("tile r0c1"));
+  EXPECT_THAT(r, HasSubstr("total  2  streams      2000.0 Mbps"));
+  EXPECT_THAT(SecondLine(1.0, streams), HasSubstr("2 streams  2.00 Gbit/s (per stream 1.00..1.00)"));
+}
+
+TEST(Report, JsonHasStreamsAndAggregate) {
+  const WallConfig c = DefaultWallConfig({2, 1});
+  std::vector<StreamSummary> streams = {Summarize(Stats(0, 250'000'000), c), Summarize(Stats(1, 125'000'000), c)};
+  const auto j = nlohmann::json::parse(FinalReportJson(2.0, streams, c, true));
+  EXPECT_EQ(j["mode"], "bench");
+  ASSERT_EQ(j["streams"].size(), 2u);
+  EXPECT_EQ(j["streams"][1]["tile"], "r0c1");
+  EXPECT_NEAR(j["aggregate"]["mbps"].get<double>(), 1500.0, 1e-6);
+  EXPECT_EQ(j["aggregate"]["frames"], 88);
+}
+
+}  // namespace
+}  // namespace tilestream

@@ -1,0 +1,282 @@
+// The streamer end to end on loopback: mpirun, a 2x2 wall of small tiles
+// from a synthetic store, and a test receiver per tile built from the common
+// parser. Every tile's frames must arrive pixel-exact, with gapless
+// sequence numbers, one marker per frame on its last packet, and the same
+// timestamp on every tile for the same tick.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/sdp.h"
+#include "common/tile_store.h"
+#include "common/wall_cutter.h"
+#include "tests/support/shell.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/tile_capture.h"
+#include "tools/frame_source.h"
+#include "tools/movie_cutter.h"
+
+namespace tilestream {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ProcessResult;
+using testing::Shell;
+using testing::TempDir;
+using testing::TileCapture;
+
+const std::string kStreamer = STREAMER_PATH;
+const std::string kMpirun = MPIRUN_PATH;
+constexpr uint64_t kFrames = 8;
+constexpr uint64_t kTicks = 20;  // more than the movie: it loops
+constexpr double kFps = 25;
+
+WallSettings TestWall() {
+  WallSettings w;
+  w.layout = {2, 2};
+  w.tile = {160, 100};
+  w.bezel_x = 8;
+  w.bezel_y = 4;
+  w.fps = kFps;
+  return w;
+}
+
+std::string Mpirun(int ranks) {
+  return "timeout 120 " + kMpirun + " -n " + std::to_string(ranks) + " --oversubscribe ";
+}
+
+class StreamerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    // Open MPI keeps its own allocations to exit; our leaks are checked by
+    // the unit tests.
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+  }
+
+  void SetUp() override {
+    auto source = MakeSyntheticSource(TestWall(), kFrames, 5, true);
+    ASSERT_TRUE(source.ok());
+    CutOptions o;
+    o.wall = TestWall();
+    o.out_dir = movie();
+    o.progress = false;
+    ASSERT_TRUE(CutMovie(**source, o).ok());
+    auto m = OpenTileStore(movie());
+    ASSERT_TRUE(m.ok());
+    manifest_ = *m;
+  }
+
+  std::string movie() const { return dir_ / "movie"; }
+
+  // A wall config sending tile i to captures[i]'s port.
+  std::string WriteConfig(const std::vector<std::unique_ptr<TileCapture>>& captures,
+                          const std::string& extra = "") {
+    std::string ports;
+    for (const auto& c : captures) ports += (ports.empty() ? "" : ", ") + std::to_string(c->port());
+    const std::string path = dir_ / "wall.toml";
+    std::ofstream(path) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nbezel_x = 8\n"
+                           "bezel_y = 4\nfps = 25\n\n[stream]\nmtu = 1500\n\n[[node]]\nname = \"local\"\n"
+                           "address = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r0c1\", \"r1c0\", \"r1c1\"]\nports = ["
+                        << ports << "]\n" << extra;
+    return path;
+  }
+
+  std::vector<std::unique_ptr<TileCapture>> StartCaptures() {
+    std::vector<std::unique_ptr<TileCapture>> captures;
+    for (int t = 0; t < 4; ++t) {
+      captures.push_back(std::make_unique<TileCapture>(TestWall().tile));
+      EXPECT_TRUE(captures.back()->ok());
+      captures.back()->Start();
+    }
+    return captures;
+  }
+
+  std::vector<std::byte> StoreFrame(uint32_t tile, uint64_t frame) {
+    auto reader = TileReader::Open(manifest_, tile, false);
+    std::vector<std::byte> buffer(manifest_.frame_stride);
+    EXPECT_TRUE(reader->ReadFrame(frame, buffer).ok());
+    buffer.resize(manifest_.tile.frame_bytes());
+    return buffer;
+  }
+
+  // Streams kTicks ticks with `ranks` MPI ranks and checks what arrived.
+  void StreamAndCheck(int ranks) {
+    auto captures = StartCaptures();
+    const std::string config = WriteConfig(captures);
+    const ProcessResult r = Shell(Mpirun(ranks) + kStreamer + " --config " + config + " --movie " + movie() +
+                                      " --ticks " + std::to_string(kTicks) + " --sdp-dir " + (dir_ / "sdp"),
+                                  dir_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (auto& c : captures) c->Stop();
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("final report"));
+
+    // Tick k carries timestamp base + k * 90000 / 25; tile 0's first frame is tick 0.
+    const uint32_t base = captures[0]->frames().begin()->first;
+    std::set<uint32_t> timestamps_of_tile0;
+    for (uint32_t t = 0; t < 4; ++t) {
+      const auto& frames = captures[t]->frames();
+      EXPECT_EQ(captures[t]->malformed(), 0u);
+      ASSERT_EQ(frames.size(), kTicks) << "tile " << t;
+      std::vector<uint32_t> all_sequences;
+      for (const auto& [ts, f] : frames) {
+        const uint32_t tick = (ts - base) / 3600;
+        ASSERT_EQ((ts - base) % 3600, 0u) << "timestamps step by 90000 / fps";
+        ASSERT_LT(tick, kTicks);
+        EXPECT_EQ(f.ssrc, TileSsrc(t));
+        EXPECT_EQ(f.bytes, TestWall().tile.frame_bytes()) << "tile " << t << " tick " << tick << " incomplete";
+        EXPECT_EQ(f.markers, 1);
+        EXPECT_EQ(f.marker_sequence, *std::max_element(f.sequences.begin(), f.sequences.end()));
+        EXPECT_TRUE(f.pixels == StoreFrame(t, tick % kFrames)) << "tile " << t << " tick " << tick;
+        all_sequences.insert(all_sequences.end(), f.sequences.begin(), f.sequences.end());
+        if (t == 0) timestamps_of_tile0.insert(ts);
+        else EXPECT_TRUE(timestamps_of_tile0.count(ts)) << "tile " << t << " has a timestamp tile 0 lacks";
+      }
+      std::sort(all_sequences.begin(), all_sequences.end());
+      for (size_t i = 0; i < all_sequences.size(); ++i)
+        ASSERT_EQ(all_sequences[i], i) << "tile " << t << ": gap or duplicate in the sequence";
+    }
+
+    // One SDP file per tile that parses back to the tile's geometry and port.
+    for (uint32_t t = 0; t < 4; ++t) {
+      const std::string name = TileId::FromIndex(t, {2, 2}).Name();
+      std::ifstream in(dir_ / ("sdp/tile_" + name + ".sdp"));
+      std::stringstream text;
+      text << in.rdbuf();
+      auto d = ParseSdp(text.str());
+      ASSERT_TRUE(d.ok()) << name << ": " << d.status().message();
+      EXPECT_EQ(d->tile, TestWall().tile);
+      EXPECT_EQ(d->port, captures[t]->port());
+      EXPECT_EQ(d->ssrc, TileSsrc(t));
+    }
+  }
+
+  TempDir dir_;
+  MovieManifest manifest_;
+};
+
+TEST_F(StreamerTest, SpawnedTileRanksStreamEveryFramePixelExact) { StreamAndCheck(1); }
+
+TEST_F(StreamerTest, StaticTileRanksStreamEveryFramePixelExact) { StreamAndCheck(5); }
+
+TEST_F(StreamerTest, WrongWorldSizeSaysWhichSizesWork) {
+  const ProcessResult r = Shell(Mpirun(3) + kStreamer + " --layout 2x2 --movie " + movie() + " --ticks 1", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("the MPI job has 3 ranks, but a wall of 4 tiles needs 1"));
+  EXPECT_THAT(r.output, HasSubstr("or 5"));
+}
+
+TEST_F(StreamerTest, MovieThatDoesNotMatchTheLayoutIsRefused) {
+  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --layout 3x1 --movie " + movie() + " --ticks 1", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("the movie is 2x2 tiles of 160x100, but the wall is 3x1 tiles"));
+}
+
+TEST_F(StreamerTest, UnknownNicIsRefused) {
+  auto captures = StartCaptures();
+  std::string config = WriteConfig(captures, "nic = \"eth9\"\n");
+  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --config " + config + " --movie " + movie(), dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("unknown NIC 'eth9'"));
+}
+
+TEST_F(StreamerTest, TruncatedTileFileIsRefusedAtStart) {
+  std::filesystem::resize_file(manifest_.TilePath(3), manifest_.frame_stride * 2);
+  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --movie " + movie() + " --ticks 1", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("tile r1c1"));
+  EXPECT_THAT(r.output, HasSubstr("truncated or not this movie's file"));
+}
+
+TEST_F(StreamerTest, MissingMovieIsAClearError) {
+  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --layout 2x2", dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--movie DIR is required"));
+}
+
+TEST_F(StreamerTest, MissingReceiversNeverStopTheStream) {
+  // Nothing listens on these ports: ICMP port unreachable comes back.
+  std::vector<std::unique_ptr<TileCapture>> none;
+  const std::string config = dir_ / "nobody.toml";
+  std::ofstream(config) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+                           "[stream]\nport_base = 59990\n";
+  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --config " + config + " --movie " + movie() +
+                                    " --ticks 10 --json " + (dir_ / "report.json"),
+                                dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("receiver gone"));
+  std::ifstream in(dir_ / "report.json");
+  std::stringstream json;
+  json << in.rdbuf();
+  EXPECT_THAT(json.str(), HasSubstr("\"frames\": 40"));  // 4 tiles x 10 ticks, all sent
+}
+
+// Starts `command` in a process group of its own, as a terminal runs a
+// foreground job, lets it stream for 3 s, sends `signal` (to the whole group
+// if `to_group`, as Ctrl-C does), and expects every rank to stop with a
+// final report.
+void StopsWithAFinalReport(const std::string& command, int signal, bool to_group,
+                           const std::vector<std::unique_ptr<TileCapture>>& captures, const std::string& out) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    for (int s : {SIGINT, SIGTERM}) ::signal(s, SIG_DFL);
+    execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out + " 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const auto stop = std::chrono::steady_clock::now();
+  kill(to_group ? -pid : pid, signal);
+  int status = 0;
+  bool exited = false;
+  for (int waited = 0; !exited && waited < 200; ++waited) {
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stop).count();
+  if (!exited) {  // never leave a job behind
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  for (auto& c : captures) c->Stop();
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(exited);
+  EXPECT_THAT(text.str(), HasSubstr("final report"));
+  EXPECT_THAT(text.str(), HasSubstr("total  4  streams"));
+  EXPECT_LT(seconds, 5.0) << "measured 0.1-0.2 s through the launcher, 2 s via mpirun";
+  for (auto& c : captures) EXPECT_GT(c->frames().size(), 10u);  // it had been streaming
+}
+
+// Ctrl-C in the terminal: SIGINT to the launcher script, which signals the
+// ranks directly.
+TEST_F(StreamerTest, CtrlCThroughTheLauncherStopsEveryRankWithAFinalReport) {
+  auto captures = StartCaptures();
+  const std::string command = "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
+                              WriteConfig(captures) + " --movie " + movie();
+  StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt");
+}
+
+// `kill` of mpirun (systemd, a script): mpirun forwards SIGTERM to the ranks.
+TEST_F(StreamerTest, SigtermToMpirunStopsEveryRankWithAFinalReport) {
+  auto captures = StartCaptures();
+  const std::string command =
+      kMpirun + " -n 1 --oversubscribe " + kStreamer + " --config " + WriteConfig(captures) + " --movie " + movie();
+  StopsWithAFinalReport(command, SIGTERM, false, captures, dir_ / "run.txt");
+}
+
+}  // namespace
+}  // namespace tilestream
