@@ -42,8 +42,10 @@ Result<Packetizer> Packetizer::Create(const PacketizerOptions& options) {
     p.PlanPacked();
   else
     p.PlanLines();
-  for (uint32_t i = 0; i < p.packet_count(); ++i)
+  for (uint32_t i = 0; i < p.packet_count(); ++i) {
     p.max_packet_size_ = std::max(p.max_packet_size_, p.packet_size(i));
+    p.frame_payload_bytes_ += p.packet_size(i);
+  }
   return p;
 }
 

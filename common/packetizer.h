@@ -62,6 +62,8 @@ class Packetizer {
   size_t header_size(uint32_t i) const { return packets_[i].header_bytes; }
   PixelRange pixels(uint32_t i) const { return packets_[i].pixels; }
   size_t max_packet_size() const { return max_packet_size_; }
+  // UDP payload bytes of a whole frame: what a frame costs on the wire.
+  size_t frame_payload_bytes() const { return frame_payload_bytes_; }
   uint32_t segment_count(uint32_t i) const { return packets_[i].segment_count; }
   // RTP padding that follows the pixels of packet i (empty for most packets;
   // the P bit is set where it is not). Static storage.
@@ -98,6 +100,7 @@ class Packetizer {
   std::vector<PlannedPacket> packets_;
   std::vector<std::byte> line_headers_;  // pre-encoded, C bits set
   size_t max_packet_size_ = 0;
+  size_t frame_payload_bytes_ = 0;
 };
 
 }  // namespace tilestream

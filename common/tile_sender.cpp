@@ -26,7 +26,7 @@ Result<std::unique_ptr<TileSender>> TileSender::Create(const TileSenderOptions& 
 TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSenderOptions& o)
     : packetizer_(std::move(p)),
       socket_(std::move(s)),
-      pacer_(clock, Pacer::Options{o.pacing, 50'000, 1'000'000}),
+      pacer_(clock, Pacer::Options{o.pacing, 10'000, 1'000'000}),
       burst_(o.burst_packets),
       fraction_(o.pacing_fraction) {
   size_t max_header = 0;

@@ -31,7 +31,7 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
   app.add_flag("--bench", o->bench, "Benchmark mode: tiles send as fast as allowed, throughput only");
   app.add_option("--source", o->source, "Benchmark frames from the tile store (disk) or memory")
       ->check(CLI::IsMember({"disk", "memory"}));
-  app.add_option("--rate", o->rate_gbps, "Benchmark with pacing: Gbit/s per stream (default: the wall's fps)");
+  app.add_option("--rate", o->rate_gbps, "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
   app.add_option("--json", o->json_path, "Write the final report as JSON to this file");
   app.add_flag("-q,--quiet", o->quiet, "No line per second");
   try {

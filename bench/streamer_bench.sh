@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Streamer benchmarks, each against a reference measured in the same run
+# with ../shared/bench/udpceil.c. Loopback only; every run is bounded.
+#
+#   bench/streamer_bench.sh [send|paced|disk|all] (default all)
+#
+# send:  memory source, unpaced, MTU 9000, 2560x1600 tiles, 1/4/15 streams:
+#        aggregate send rate vs `udpceil tput --tx gso --rx gromm`.
+# paced: 2.5 Gbit/s per stream: achieved rate vs target and CPU per stream,
+#        vs `udpceil pace --rate 2.5 --pm gsoburst --burst 4`.
+# disk:  a tile store on XFS on a loop device (needs root): the tile's O_DIRECT
+#        read rate, unpaced, vs `udpceil disk` with huge pages on that file.
+# Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+what=${1:-all}
+secs=${SECS:-5}
+out=${OUT:-build/bench-results}
+mkdir -p "$out"
+[ -x build/streamer/streamer ] || scripts/build.sh >/dev/null
+udpceil=build/bench/udpceil
+gcc -O2 -pthread -o "$udpceil" ../shared/bench/udpceil.c -lm
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+
+json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
+
+wall_config() {  # COLUMNS ROWS FILE
+  cat > "$3" <<EOF
+[wall]
+columns = $1
+rows = $2
+tile_width = 2560
+tile_height = 1600
+fps = 22
+[stream]
+mtu = 9000
+port_base = 50000
+EOF
+}
+
+bench_send() {
+  local ref
+  ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
+  local ceiling; ceiling=$(field "$ref" tx_Gbps)
+  echo "reference: udpceil gso -> gromm, 8972-byte datagrams: tx $ceiling Gbit/s"
+  for layout in "1 1" "4 1" "5 3"; do
+    set -- $layout
+    local n=$(($1 * $2))
+    local cfg="$out/send-$n.toml" js="$out/send-$n.json"
+    wall_config "$1" "$2" "$cfg"
+    build/bench/udp_sink --port 50000 --count "$n" --seconds $((secs + 15)) >/dev/null &
+    local sink=$!
+    sleep 0.5
+    scripts/streamer.sh --config "$cfg" --bench --source memory --pacing off --duration "$secs" -q --json "$js" \
+      >"$out/send-$n.log" 2>&1
+    kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null || true
+    local gbps; gbps=$(json "$js" "d['aggregate']['mbps']/1000")
+    printf "send %2d streams: %6.2f Gbit/s aggregate = %.2f x udpceil GSO ceiling (target >= 0.90)\n" \
+      "$n" "$gbps" "$(python3 -c "print($gbps / $ceiling)")"
+  done
+}
+
+bench_paced() {
+  local ref
+  ref=$("$udpceil" pace --rate 2.5 --pm gsoburst --burst 4 --secs "$secs" | grep -i "achieved" | tail -1)
+  echo "reference: udpceil pace 2.5 Gbit/s gsoburst 4: $(sed -n 's/.*achieved=\([0-9.]*Gbps ([0-9.]*% of target)\).*/\1/p' <<<"$ref")"
+  for layout in "1 1" "4 1"; do
+    set -- $layout
+    local n=$(($1 * $2))
+    local cfg="$out/paced-$n.toml" js="$out/paced-$n.json"
+    wall_config "$1" "$2" "$cfg"
+    build/bench/udp_sink --port 50000 --count "$n" --seconds $((secs + 15)) >/dev/null &
+    local sink=$!
+    sleep 0.5
+    scripts/streamer.sh --config "$cfg" --bench --source memory --pacing on --rate 2.5 --duration "$secs" -q \
+      --json "$js" >"$out/paced-$n.log" 2>&1
+    kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null || true
+    json "$js" "'\n'.join('paced %s: %.1f Mbit/s = %.3f%% of 2500 (target 99.5..100.5), %.1f%% CPU (target <= 30)' % (s['tile'], s['mbps'], s['mbps'] / 25, s['cpu_percent']) for s in d['streams'])"
+  done
+}
+
+bench_disk() {
+  if [ "$(id -u)" -ne 0 ]; then echo "disk: skipped (needs root for a loop device)"; return; fi
+  local img=$out/xfs.img mnt=$out/xfs
+  mkdir -p "$mnt"
+  umount "$mnt" 2>/dev/null || true
+  truncate -s 3G "$img"
+  mkfs.xfs -q -f "$img"
+  # direct-io: the loop device reads its backing file past the page cache, so
+  # every read reaches the disk underneath, as on an SSD.
+  local dev; dev=$(losetup --find --show --direct-io=on "$img")
+  mount "$dev" "$mnt"
+  trap 'umount "$mnt" 2>/dev/null; losetup -d "$dev" 2>/dev/null || true' RETURN
+  build/tools/wallcut --layout 1x1 --tile 2560x1600 --fps 22 --synthetic --frames 150 -q --out "$mnt/movie"
+  local file=$mnt/movie/tile_r0_c0.rgb
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  local ref; ref=$(DISK_HUGE=1 "$udpceil" disk "$file" 8 1 | grep '^DISK')
+  local ceiling; ceiling=$(python3 -c "print(round($(field "$ref" rate) / 1000, 2))")
+  echo "reference: udpceil disk, O_DIRECT 8 MiB reads into huge pages, same file: $ceiling GB/s"
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  build/bench/udp_sink --port 50000 --count 1 --seconds $((secs + 15)) >/dev/null &
+  local sink=$!
+  sleep 0.5
+  scripts/streamer.sh --layout 1x1 --movie "$mnt/movie" --bench --source disk --pacing off --duration "$secs" -q \
+    --json "$out/disk.json" >"$out/disk.log" 2>&1
+  kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null || true
+  local rate; rate=$(json "$out/disk.json" "d['aggregate']['disk_mbytes_per_s']/1000")
+  printf "disk: tile read %.2f GB/s = %.2f x udpceil disk ceiling %s GB/s (target >= 0.90); sent %.2f Gbit/s\n" \
+    "$rate" "$(python3 -c "print($rate / $ceiling)")" "$ceiling" "$(json "$out/disk.json" "d['aggregate']['mbps']/1000")"
+}
+
+case "$what" in
+  send) bench_send ;;
+  paced) bench_paced ;;
+  disk) bench_disk ;;
+  all) bench_send; bench_paced; bench_disk ;;
+  *) echo "usage: $0 [send|paced|disk|all]" >&2; exit 2 ;;
+esac
