@@ -4,6 +4,7 @@
 //
 //   udp_sink --port 50000 --count 15 --seconds 20
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -12,6 +13,11 @@
 #include <fmt/format.h>
 
 #include "common/udp_socket.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tilestream;
@@ -40,11 +46,13 @@ int main(int argc, char** argv) {
     }
     receivers.push_back(std::make_unique<UdpReceiver>(std::move(r).value()));
   }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::vector<std::thread> threads;
   for (auto& r : receivers)
     threads.emplace_back([&r, end] {
-      while (std::chrono::steady_clock::now() < end) r->ReceiveBatch();
+      while (!g_stop && std::chrono::steady_clock::now() < end) r->ReceiveBatch();
     });
   for (auto& t : threads) t.join();
   uint64_t total = 0;

@@ -58,9 +58,11 @@ Result<MovieManifest> ParseManifest(std::string_view toml_text, const std::strin
                                     const std::string& source);
 std::string ManifestToToml(const MovieManifest& m);
 
-// Loads DIR/movie.toml and checks that every tile file exists with exactly
-// frames * frame_stride bytes.
-Result<MovieManifest> OpenTileStore(const std::string& directory);
+// Loads DIR/movie.toml and, with `check_files`, checks that every tile file
+// exists with exactly frames * frame_stride bytes. Without, only the manifest
+// is read: a streamer spread over several hosts holds only its own tiles,
+// and each TileReader checks its file.
+Result<MovieManifest> OpenTileStore(const std::string& directory, bool check_files = true);
 
 // The movie must have the wall's layout and tile size.
 Status CheckManifestMatchesWall(const MovieManifest& m, const WallSettings& wall);
@@ -114,7 +116,8 @@ class TileStoreWriter {
 class TileReader {
  public:
   // Opens the tile's file with O_DIRECT; where the file system refuses it
-  // (tmpfs), falls back to buffered reads and warns once per process.
+  // (tmpfs), falls back to buffered reads and warns once per process. The
+  // file must have exactly frames * frame_stride bytes.
   static Result<TileReader> Open(const MovieManifest& m, uint32_t tile_index, bool direct = true);
 
   TileReader(TileReader&&) noexcept;

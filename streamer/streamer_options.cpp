@@ -53,7 +53,7 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     layout = *l;
   }
   if (!o.movie_dir.empty()) {
-    auto m = OpenTileStore(o.movie_dir);
+    auto m = OpenTileStore(o.movie_dir, /*check_files=*/false);  // each tile rank checks its own
     if (!m.ok()) return m.status();
     w.movie = std::move(m).value();
   } else if (!(o.bench && o.source == "memory")) {
