@@ -64,8 +64,9 @@ bench_send() {
 
 bench_paced() {
   local ref
-  ref=$("$udpceil" pace --rate 2.5 --pm gsoburst --burst 4 --secs "$secs" | grep -i "achieved" | tail -1)
-  echo "reference: udpceil pace 2.5 Gbit/s gsoburst 4: $(sed -n 's/.*achieved=\([0-9.]*Gbps ([0-9.]*% of target)\).*/\1/p' <<<"$ref")"
+  ref=$("$udpceil" pace --rate 2.5 --pm gsoburst --burst 4 --secs "$secs")
+  echo "reference: udpceil pace 2.5 Gbit/s gsoburst 4: $(sed -n 's/.*achieved=\([0-9.]*Gbps ([0-9.]*% of target)\).*/\1/p' <<<"$ref"),\
+ $(sed -n 's/.*(\([0-9.]*% of a core\)).*/\1/p' <<<"$ref") (tx thread CPU, loopback rx softirq included)"
   for layout in "1 1" "4 1"; do
     set -- $layout
     local n=$(($1 * $2))
