@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # Runs the streamer under mpirun so that Ctrl-C or SIGTERM stops every rank
-# at once with the final report. (Given to mpirun itself, Ctrl-C kills the
-# ranks without a report, and SIGTERM reaches them only after Open MPI's
-# 2-second kill sequence; this script signals the ranks directly.)
+# at once with the final report, and a rank that dies is named by its tile.
 #
 #   scripts/streamer.sh [-n RANKS] STREAMER-FLAGS...   (default: -n 1, tile ranks spawned)
+#
+# Why a wrapper: given to mpirun itself, Ctrl-C kills the ranks without a
+# report (Open MPI 4.1 cannot forward SIGINT) and SIGTERM reaches them only
+# after Open MPI's 2-second kill sequence; this script signals the ranks
+# directly. A static job (-n tiles+1) runs with --enable-recovery, so that
+# when a rank dies the coordinator names the tile, stops the others and
+# prints the report; a spawned job is ended by mpirun, and this script then
+# names the tile of the rank mpirun reports.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 streamer=${STREAMER:-$here/build/streamer/streamer}
 ranks=1
 if [ "${1:-}" = "-n" ]; then ranks=$2; shift 2; fi
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+recovery=()
+if [ "$ranks" -gt 1 ]; then recovery=(--enable-recovery); fi
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 
 # A session of its own: Ctrl-C reaches this script, not mpirun.
-setsid mpirun -n "$ranks" --oversubscribe "$streamer" "$@" &
+setsid mpirun -n "$ranks" --oversubscribe "${recovery[@]}" "$streamer" "$@" > >(tee "$log") 2>&1 &
 mpirun_pid=$!
 stop() { pkill -TERM -P "$mpirun_pid" 2>/dev/null; }
 trap stop INT TERM
@@ -22,4 +32,21 @@ while kill -0 "$mpirun_pid" 2>/dev/null; do
   wait "$mpirun_pid"
   rc=$?
 done
+sleep 0.1  # let tee finish
+# mpirun names a dead process by its rank in its own job: for spawned tile
+# ranks (a "Child job") that is the tile index, one below the wall rank.
+dead=$(sed -n 's/.*process rank \([0-9][0-9]*\) .*exited on signal.*/\1/p' "$log" | head -1)
+if [ -n "$dead" ]; then
+  if grep -q "^Child job" "$log"; then dead=$((dead + 1)); fi
+  tile=$(sed -n "s/^  tile \([^ ]*\) *rank $dead .*/\1/p" "$log" | head -1)
+  if [ "$dead" -eq 0 ]; then
+    echo "streamer.sh: the coordinator (rank 0) died; the job was ended" >&2
+  else
+    echo "streamer.sh: tile ${tile:-?} (rank $dead) died; the job was ended" >&2
+  fi
+  [ "$rc" -ne 0 ] || rc=1
+fi
+# Under --enable-recovery mpirun exits 0 even when the coordinator ended the
+# job over a dead tile.
+if grep -q "stopped responding; ending the job" "$log" && [ "$rc" -eq 0 ]; then rc=1; fi
 exit "$rc"

@@ -20,7 +20,7 @@ namespace {
 
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kReadyTimeoutNs = 60 * kSecond;
-constexpr int64_t kTileSilenceNs = 5 * kSecond;
+constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 ms
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
 
 std::string TileName(const WallConfig& c, uint32_t tile) { return TileId::FromIndex(tile, c.wall.layout).Name(); }
@@ -79,7 +79,7 @@ class Coordinator {
       }
     }
     if (!all_ok) return false;
-    if (!options_.quiet) {
+    {  // the plan, always: it maps ranks to tiles when a rank dies
       fmt::print("streamer: {} wall of {}x{} tiles at {} fps, MTU {} ({} packing), pacing {}, {}{}\n",
                  c_.wall.layout.ToString(), c_.wall.tile.width, c_.wall.tile.height, c_.wall.fps, c_.stream.mtu,
                  c_.stream.packing == Packing::kPacked ? "packed" : "line", c_.stream.pacing ? "on" : "off",
@@ -206,7 +206,7 @@ class Coordinator {
     }
   }
 
-  // A tile that has not reported for 5 s is gone: end the job, naming it.
+  // A tile that has not reported for 1.5 s is gone: end the job, naming it.
   bool CheckAlive() {
     const int64_t now = clock_.NowNs();
     for (uint32_t t = 0; t < tiles_; ++t) {

@@ -33,7 +33,7 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
       ->check(CLI::IsMember({"disk", "memory"}));
   app.add_option("--rate", o->rate_gbps, "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
   app.add_option("--json", o->json_path, "Write the final report as JSON to this file");
-  app.add_flag("-q,--quiet", o->quiet, "No line per second");
+  app.add_flag("-q,--quiet", o->quiet, "No line per second (the plan and the final report are still printed)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

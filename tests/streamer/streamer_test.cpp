@@ -278,5 +278,61 @@ TEST_F(StreamerTest, SigtermToMpirunStopsEveryRankWithAFinalReport) {
   StopsWithAFinalReport(command, SIGTERM, false, captures, dir_ / "run.txt");
 }
 
+std::vector<int> Children(int pid) {
+  std::vector<int> pids;
+  FILE* p = popen(("pgrep -P " + std::to_string(pid)).c_str(), "r");
+  for (int child; p && fscanf(p, "%d", &child) == 1;) pids.push_back(child);
+  if (p) pclose(p);
+  return pids;
+}
+
+// kill -9 of a tile rank mid-stream: the job ends by itself, naming the tile.
+void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& out) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out + " 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::vector<int> mpirun = Children(pid);
+  ASSERT_EQ(mpirun.size(), 1u);
+  std::vector<int> ranks = Children(mpirun[0]);
+  ASSERT_GE(ranks.size(), 5u);
+  kill(*std::max_element(ranks.begin(), ranks.end()), SIGKILL);  // the newest: a tile rank
+  int status = 0;
+  bool exited = false;
+  for (int waited = 0; !exited && waited < 300; ++waited) {
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!exited) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(exited) << "the job hung";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << text.str();
+  EXPECT_THAT(text.str(), ::testing::ContainsRegex("tile r[01]c[01] \\(rank [1-4]\\) (died|stopped responding)"))
+      << text.str();
+}
+
+TEST_F(StreamerTest, DeadTileRankEndsASpawnedJobNamingTheTile) {
+  auto captures = StartCaptures();
+  DeadTileEndsTheJobNamingIt("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
+                                 WriteConfig(captures) + " --movie " + movie(),
+                             dir_ / "run.txt");
+}
+
+TEST_F(StreamerTest, DeadTileRankEndsAStaticJobNamingTheTile) {
+  auto captures = StartCaptures();
+  DeadTileEndsTheJobNamingIt("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh -n 5 --config " +
+                                 WriteConfig(captures) + " --movie " + movie(),
+                             dir_ / "run.txt");
+}
+
 }  // namespace
 }  // namespace tilestream
