@@ -23,7 +23,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 # A session of its own: Ctrl-C reaches this script, not mpirun.
-setsid mpirun -n "$ranks" --oversubscribe "${recovery[@]}" "$streamer" "$@" > >(tee "$log") 2>&1 &
+setsid mpirun -n "$ranks" --oversubscribe "${recovery[@]}" "$streamer" "$@" > >(trap "" INT TERM; exec tee "$log") 2>&1 &
 mpirun_pid=$!
 stop() { pkill -TERM -P "$mpirun_pid" 2>/dev/null; }
 trap stop INT TERM
