@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -225,10 +226,11 @@ TEST_F(StreamerTest, MissingReceiversNeverStopTheStream) {
 // foreground job, lets it stream for 3 s, sends `signal` (to the whole group
 // if `to_group`, as Ctrl-C does), and expects every rank to stop with a
 // final report.
-void StopsWithAFinalReport(const std::string& command, int signal, bool to_group,
-                           const std::vector<std::unique_ptr<TileCapture>>& captures, const std::string& out) {
+std::string StopsWithAFinalReport(const std::string& command, int signal, bool to_group,
+                                  const std::vector<std::unique_ptr<TileCapture>>& captures, const std::string& out,
+                                  const std::function<void()>& meanwhile = nullptr) {
   const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
+  EXPECT_GE(pid, 0);
   if (pid == 0) {
     setpgid(0, 0);
     for (int s : {SIGINT, SIGTERM}) ::signal(s, SIG_DFL);
@@ -236,7 +238,9 @@ void StopsWithAFinalReport(const std::string& command, int signal, bool to_group
     _exit(127);
   }
   setpgid(pid, pid);
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  if (meanwhile) meanwhile();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const auto stop = std::chrono::steady_clock::now();
   kill(to_group ? -pid : pid, signal);
   int status = 0;
@@ -259,6 +263,7 @@ void StopsWithAFinalReport(const std::string& command, int signal, bool to_group
   EXPECT_THAT(text.str(), HasSubstr("total  4  streams"));
   EXPECT_LT(seconds, 5.0) << "measured 0.1-0.2 s through the launcher, 2 s via mpirun";
   for (auto& c : captures) EXPECT_GT(c->frames().size(), 10u);  // it had been streaming
+  return text.str();
 }
 
 // Ctrl-C in the terminal: SIGINT to the launcher script, which signals the
@@ -276,6 +281,30 @@ TEST_F(StreamerTest, SigtermToMpirunStopsEveryRankWithAFinalReport) {
   const std::string command =
       kMpirun + " -n 1 --oversubscribe " + kStreamer + " --config " + WriteConfig(captures) + " --movie " + movie();
   StopsWithAFinalReport(command, SIGTERM, false, captures, dir_ / "run.txt");
+}
+
+// A tile file truncated while streaming: that tile reports it once and
+// keeps sending its last frame; the others are untouched.
+TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLastFrame) {
+  auto captures = StartCaptures();
+  const std::string command = "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
+                              WriteConfig(captures) + " --movie " + movie();
+  size_t frames_before = 0;
+  const std::string out = StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt", [&] {
+    std::filesystem::resize_file(manifest_.TilePath(3), manifest_.frame_stride * 2);
+    frames_before = captures[3]->frame_count();
+  });
+  const std::string message = "tile r1c1: reading the tile store:";
+  EXPECT_THAT(out, HasSubstr(message));
+  EXPECT_EQ(out.find(message), out.rfind(message)) << "reported more than once:\n" << out;
+  EXPECT_THAT(out, HasSubstr("holding the last frame"));
+  EXPECT_GT(captures[3]->frames().size(), frames_before + 20) << "tile r1c1 stopped sending";
+  // After the error the tile repeats one picture: its last frames are equal.
+  const auto& frames = captures[3]->frames();
+  auto last = frames.rbegin();
+  const auto& a = (last++)->second.pixels;
+  const auto& b = (last++)->second.pixels;
+  EXPECT_TRUE(a == b);
 }
 
 std::vector<int> Children(int pid) {

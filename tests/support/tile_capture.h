@@ -75,6 +75,12 @@ class TileCapture {
     if (thread_.joinable()) thread_.join();
   }
 
+  // Frames seen so far; safe while running.
+  size_t frame_count() {
+    std::lock_guard lock(mu_);
+    return frames_.size();
+  }
+
   // REQUIRES: stopped.
   const std::map<uint32_t, CapturedFrame>& frames() const { return frames_; }
   size_t malformed() const { return malformed_; }
