@@ -266,7 +266,7 @@ Result<TileStoreWriter> TileStoreWriter::Create(const Options& o) {
       w.Abort();
       return s;
     }
-    w.fds_.push_back(fd);
+    w.fds_.emplace_back(fd);
   }
   return w;
 }
@@ -288,7 +288,7 @@ Status TileStoreWriter::AppendFrame(uint32_t tile_index, std::span<const std::by
   iovec iov[2] = {{const_cast<std::byte*>(frame.data()), frame.size()},
                   {const_cast<std::byte*>(kZeros), pad}};
   TS_RETURN_IF_ERROR(
-      WriteAll(fds_[tile_index], iov, pad ? 2 : 1, manifest_.TilePath(tile_index) + kPartial));
+      WriteAll(fds_[tile_index].get(), iov, pad ? 2 : 1, manifest_.TilePath(tile_index) + kPartial));
   ++frames_[tile_index];
   bytes_written_ += manifest_.frame_stride;
   return Status::Ok();
@@ -304,7 +304,7 @@ Status TileStoreWriter::Finish() {
   }
   if (s.ok() && frames == 0) s = Status::InvalidArgument("no frames were written");
   for (uint32_t t = 0; t < fds_.size() && s.ok(); ++t) {
-    if (fdatasync(fds_[t]) != 0) s = Status::IoError(manifest_.TilePath(t) + kPartial, errno);
+    if (fdatasync(fds_[t].get()) != 0) s = Status::IoError(manifest_.TilePath(t) + kPartial, errno);
   }
   for (uint32_t t = 0; t < fds_.size() && s.ok(); ++t) {
     const std::string path = manifest_.TilePath(t);
@@ -320,14 +320,12 @@ Status TileStoreWriter::Finish() {
     Abort();
     return s;
   }
-  for (int fd : fds_) close(fd);
   fds_.clear();
   done_ = true;
   return s;
 }
 
 void TileStoreWriter::Abort() {
-  for (int fd : fds_) close(fd);
   fds_.clear();
   for (uint32_t t = 0; t < manifest_.tile_files.size(); ++t) {
     const std::string path = manifest_.TilePath(t);
@@ -351,12 +349,12 @@ Result<TileReader> TileReader::Open(const MovieManifest& m, uint32_t tile_index,
   if (direct && refuse_direct_for_testing.load()) {
     errno = EINVAL;
   } else {
-    r.fd_ = open(r.path_.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+    r.fd_.reset(open(r.path_.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0)));
   }
-  if (r.fd_ < 0 && direct && errno == EINVAL) TS_RETURN_IF_ERROR(r.FallBackToBuffered());
-  if (r.fd_ < 0) return Status::IoError(r.path_, errno);
+  if (!r.fd_.valid() && direct && errno == EINVAL) TS_RETURN_IF_ERROR(r.FallBackToBuffered());
+  if (!r.fd_.valid()) return Status::IoError(r.path_, errno);
   struct stat st;
-  if (fstat(r.fd_, &st) != 0) return Status::IoError(r.path_, errno);
+  if (fstat(r.fd_.get(), &st) != 0) return Status::IoError(r.path_, errno);
   if (static_cast<uint64_t>(st.st_size) != r.frames_ * r.stride_) {
     return Status::InvalidArgument(
         fmt::format("{} has {} bytes, expected {} ({} frames x {} bytes): truncated or not this movie's file",
@@ -365,27 +363,15 @@ Result<TileReader> TileReader::Open(const MovieManifest& m, uint32_t tile_index,
   return r;
 }
 
-TileReader::TileReader(TileReader&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)),
-      direct_(o.direct_),
-      frames_(o.frames_),
-      stride_(o.stride_),
-      path_(std::move(o.path_)) {}
-
-TileReader::~TileReader() {
-  if (fd_ >= 0) close(fd_);
-}
-
 Status TileReader::FallBackToBuffered() {
   static std::once_flag warned;
   std::call_once(warned, [&] {
     spdlog::warn("{}: the file system refuses O_DIRECT; reading through the page cache "
                  "(slower, and it evicts other data)", path_);
   });
-  if (fd_ >= 0) close(fd_);
   direct_ = false;
-  fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) return Status::IoError(path_, errno);
+  fd_.reset(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd_.valid()) return Status::IoError(path_, errno);
   return Status::Ok();
 }
 
@@ -393,7 +379,7 @@ Status TileReader::ReadFrame(uint64_t index, std::span<std::byte> dest) {
   const off_t base = static_cast<off_t>(index * stride_);
   size_t done = 0;
   while (done < stride_) {
-    const ssize_t n = pread(fd_, dest.data() + done, stride_ - done, base + static_cast<off_t>(done));
+    const ssize_t n = pread(fd_.get(), dest.data() + done, stride_ - done, base + static_cast<off_t>(done));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct_) {

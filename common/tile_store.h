@@ -25,6 +25,7 @@
 #include "common/layout.h"
 #include "common/result.h"
 #include "common/rfc4175.h"
+#include "common/unique_fd.h"
 #include "common/wall_config.h"
 
 namespace tilestream {
@@ -106,7 +107,7 @@ class TileStoreWriter {
  private:
   TileStoreWriter() = default;
   MovieManifest manifest_;
-  std::vector<int> fds_;
+  std::vector<UniqueFd> fds_;
   std::vector<uint64_t> frames_;
   uint64_t bytes_written_ = 0;
   bool done_ = false;
@@ -120,10 +121,6 @@ class TileReader {
   // file must have exactly frames * frame_stride bytes.
   static Result<TileReader> Open(const MovieManifest& m, uint32_t tile_index, bool direct = true);
 
-  TileReader(TileReader&&) noexcept;
-  TileReader& operator=(TileReader&&) = delete;
-  TileReader(const TileReader&) = delete;
-  ~TileReader();
 
   bool direct() const { return direct_; }
   uint64_t frames() const { return frames_; }
@@ -138,7 +135,7 @@ class TileReader {
  private:
   TileReader() = default;
   Status FallBackToBuffered();
-  int fd_ = -1;
+  UniqueFd fd_;
   bool direct_ = false;
   uint64_t frames_ = 0;
   size_t stride_ = 0;

@@ -116,11 +116,11 @@ Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
   auto dest = SocketAddress::Resolve(o.destination, o.port);
   if (!dest.ok()) return dest.status();
   UdpSender s;
-  s.fd_ = socket(dest->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s.fd_ < 0) return Status::IoError("socket", errno);
-  s.granted_buffer_ = SetSocketBuffer(s.fd_, true, o.send_buffer);
+  s.fd_.reset(socket(dest->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!s.fd_.valid()) return Status::IoError("socket", errno);
+  s.granted_buffer_ = SetSocketBuffer(s.fd_.get(), true, o.send_buffer);
   if (!o.device.empty()) {
-    if (setsockopt(s.fd_, SOL_SOCKET, SO_BINDTODEVICE, o.device.c_str(),
+    if (setsockopt(s.fd_.get(), SOL_SOCKET, SO_BINDTODEVICE, o.device.c_str(),
                    static_cast<socklen_t>(o.device.size())) != 0) {
       if (errno != EPERM) return Status::IoError("SO_BINDTODEVICE " + o.device, errno);
       static std::atomic<bool> warned{false};
@@ -131,35 +131,21 @@ Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
   if (!o.source_address.empty()) {
     auto src = SocketAddress::Resolve(o.source_address, 0);
     if (!src.ok()) return src.status();
-    if (bind(s.fd_, src->sockaddr_ptr(), src->length) != 0)
+    if (bind(s.fd_.get(), src->sockaddr_ptr(), src->length) != 0)
       return Status::IoError("bind to source address " + o.source_address, errno);
   }
-  if (connect(s.fd_, dest->sockaddr_ptr(), dest->length) != 0)
+  if (connect(s.fd_.get(), dest->sockaddr_ptr(), dest->length) != 0)
     return Status::IoError("connect to " + dest->ToString(), errno);
   if (o.gso) {
     // Probe the socket option; the per-send control message does the work.
     int probe = 0;
-    s.gso_ = setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &probe, sizeof probe) == 0;
+    s.gso_ = setsockopt(s.fd_.get(), SOL_UDP, UDP_SEGMENT, &probe, sizeof probe) == 0;
   }
   s.split_iov_.resize(size_t{o.max_iovecs} + o.max_datagrams);
   s.datagram_begin_.resize(size_t{o.max_datagrams} + 1);
   s.datagram_bytes_.resize(o.max_datagrams);
   s.mmsgs_.resize(o.max_datagrams);
   return s;
-}
-
-UdpSender::UdpSender(UdpSender&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)),
-      gso_(o.gso_),
-      granted_buffer_(o.granted_buffer_),
-      stats_(o.stats_),
-      split_iov_(std::move(o.split_iov_)),
-      datagram_begin_(std::move(o.datagram_begin_)),
-      datagram_bytes_(std::move(o.datagram_bytes_)),
-      mmsgs_(std::move(o.mmsgs_)) {}
-
-UdpSender::~UdpSender() {
-  if (fd_ >= 0) close(fd_);
 }
 
 uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size) {
@@ -217,7 +203,7 @@ int UdpSender::SendGso(uint32_t datagrams, size_t datagram_size) {
     int retries = 0;
     for (;;) {
       ++stats_.syscalls;
-      const ssize_t n = sendmsg(fd_, &msg, 0);
+      const ssize_t n = sendmsg(fd_.get(), &msg, 0);
       if (n >= 0) {
         stats_.datagrams += group;
         stats_.bytes += static_cast<uint64_t>(n);
@@ -259,7 +245,7 @@ int UdpSender::SendMmsg(uint32_t first, uint32_t count) {
   int retries = 0;
   while (sent < count) {
     ++stats_.syscalls;
-    const int n = sendmmsg(fd_, &mmsgs_[first + sent], count - sent, 0);
+    const int n = sendmmsg(fd_.get(), &mmsgs_[first + sent], count - sent, 0);
     if (n > 0) {
       for (int i = 0; i < n; ++i) stats_.bytes += datagram_bytes_[first + sent + i];
       stats_.datagrams += static_cast<uint64_t>(n);
@@ -290,22 +276,22 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
   auto local = SocketAddress::Resolve(o.bind_address, o.port);
   if (!local.ok()) return local.status();
   UdpReceiver r;
-  r.fd_ = socket(local->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (r.fd_ < 0) return Status::IoError("socket", errno);
-  r.granted_buffer_ = SetSocketBuffer(r.fd_, false, o.receive_buffer);
-  if (bind(r.fd_, local->sockaddr_ptr(), local->length) != 0)
+  r.fd_.reset(socket(local->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!r.fd_.valid()) return Status::IoError("socket", errno);
+  r.granted_buffer_ = SetSocketBuffer(r.fd_.get(), false, o.receive_buffer);
+  if (bind(r.fd_.get(), local->sockaddr_ptr(), local->length) != 0)
     return Status::IoError("bind to " + local->ToString(), errno);
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
-  getsockname(r.fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  getsockname(r.fd_.get(), reinterpret_cast<sockaddr*>(&bound), &len);
   r.port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
                                              : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
   if (o.gro) {
     const int on = 1;
-    r.gro_ = setsockopt(r.fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+    r.gro_ = setsockopt(r.fd_.get(), SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
   }
   timeval tv{o.timeout_ms / 1000, (o.timeout_ms % 1000) * 1000};
-  setsockopt(r.fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(r.fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 
   const uint32_t batch = std::max<uint32_t>(1, o.batch);
   r.buffers_.resize(size_t{batch} * kBufferSize);
@@ -325,24 +311,6 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
   return r;
 }
 
-UdpReceiver::UdpReceiver(UdpReceiver&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)),
-      port_(o.port_),
-      gro_(o.gro_),
-      granted_buffer_(o.granted_buffer_),
-      last_count_(o.last_count_),
-      stats_(o.stats_),
-      buffers_(std::move(o.buffers_)),
-      control_(std::move(o.control_)),
-      iovs_(std::move(o.iovs_)),
-      mmsgs_(std::move(o.mmsgs_)),
-      addresses_(std::move(o.addresses_)),
-      segment_size_(std::move(o.segment_size_)) {}
-
-UdpReceiver::~UdpReceiver() {
-  if (fd_ >= 0) close(fd_);
-}
-
 int UdpReceiver::ReceiveBatch() {
   last_count_ = 0;
   for (mmsghdr& m : mmsgs_) {
@@ -351,7 +319,7 @@ int UdpReceiver::ReceiveBatch() {
     m.msg_hdr.msg_flags = 0;
   }
   ++stats_.syscalls;
-  const int n = recvmmsg(fd_, mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()), MSG_WAITFORONE, nullptr);
+  const int n = recvmmsg(fd_.get(), mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()), MSG_WAITFORONE, nullptr);
   if (n < 0) {
     const int e = errno;
     if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNREFUSED) return 0;

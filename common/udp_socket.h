@@ -15,7 +15,8 @@
 // permitted (root), else SO_*BUF; if the kernel grants less, one warning per
 // process names the sysctl to raise.
 //
-// Both are movable, not copyable, and used by one thread. Send() and
+// Both are movable (buffers stay where they are), not copyable, and used by
+// one thread. Send() and
 // ReceiveBatch() allocate nothing and log nothing.
 #pragma once
 
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace tilestream {
 
@@ -72,10 +74,6 @@ struct UdpSenderOptions {
 class UdpSender {
  public:
   static Result<UdpSender> Open(const UdpSenderOptions& options);
-  UdpSender(UdpSender&&) noexcept;
-  UdpSender& operator=(UdpSender&&) = delete;
-  UdpSender(const UdpSender&) = delete;
-  ~UdpSender();
 
   // Sends the bytes of `iov` as datagrams of `datagram_size` bytes each, the
   // last one shorter if the total is not a multiple. Returns 0, or the errno
@@ -87,7 +85,7 @@ class UdpSender {
   bool gso() const { return gso_; }
   size_t granted_send_buffer() const { return granted_buffer_; }
   const SendStats& stats() const { return stats_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
   UdpSender() = default;
@@ -96,7 +94,7 @@ class UdpSender {
   int SendGso(uint32_t datagrams, size_t datagram_size);
   int SendMmsg(uint32_t first, uint32_t datagrams);
 
-  int fd_ = -1;
+  UniqueFd fd_;
   bool gso_ = false;
   size_t granted_buffer_ = 0;
   SendStats stats_;
@@ -125,10 +123,6 @@ struct ReceiveStats {
 class UdpReceiver {
  public:
   static Result<UdpReceiver> Open(const UdpReceiverOptions& options);
-  UdpReceiver(UdpReceiver&&) noexcept;
-  UdpReceiver& operator=(UdpReceiver&&) = delete;
-  UdpReceiver(const UdpReceiver&) = delete;
-  ~UdpReceiver();
 
   // Waits up to timeout_ms for datagrams and receives a batch. Returns the
   // number of messages (each one datagram, or several coalesced by GRO), 0
@@ -156,14 +150,14 @@ class UdpReceiver {
   bool gro() const { return gro_; }
   size_t granted_receive_buffer() const { return granted_buffer_; }
   const ReceiveStats& stats() const { return stats_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
   static constexpr size_t kBufferSize = 65536;  // one GRO super-datagram
   static constexpr size_t kControlSize = 64;
   UdpReceiver() = default;
 
-  int fd_ = -1;
+  UniqueFd fd_;
   uint16_t port_ = 0;
   bool gro_ = false;
   size_t granted_buffer_ = 0;

@@ -74,9 +74,10 @@ std::vector<std::vector<std::byte>> WriteFrames(const TempDir& dir, const WallSe
   return frames;
 }
 
-TEST(CutMovie, CutsAKnownWallIntoTilesWithoutBezels) {
+// Cuts three known PPM frames of a 3x2 wall and checks every tile's pixels.
+void CutKnownWall(uint32_t bezel_x, uint32_t bezel_y) {
   TempDir dir;
-  const WallSettings wall = SmallWall(0, 0);
+  const WallSettings wall = SmallWall(bezel_x, bezel_y);
   std::vector<std::string> paths;
   const auto frames = WriteFrames(dir, wall, 3, &paths);
   auto source = MakePpmSource(paths, wall);
@@ -86,22 +87,12 @@ TEST(CutMovie, CutsAKnownWallIntoTilesWithoutBezels) {
   o.progress = false;
   ASSERT_TRUE(CutMovie(*source, o).ok());
   ExpectStoreHolds(dir / "store", wall, frames);
+  EXPECT_EQ(OpenTileStore(dir / "store")->bezel_x, bezel_x);
 }
 
-TEST(CutMovie, CutsAKnownWallIntoTilesWithBezels) {
-  TempDir dir;
-  const WallSettings wall = SmallWall(4, 2);
-  std::vector<std::string> paths;
-  const auto frames = WriteFrames(dir, wall, 3, &paths);
-  auto source = MakePpmSource(paths, wall);
-  CutOptions o;
-  o.wall = wall;
-  o.out_dir = dir / "store";
-  o.progress = false;
-  ASSERT_TRUE(CutMovie(*source, o).ok());
-  ExpectStoreHolds(dir / "store", wall, frames);
-  EXPECT_EQ(OpenTileStore(dir / "store")->bezel_x, 4u);
-}
+TEST(CutMovie, CutsAKnownWallIntoTilesWithoutBezels) { CutKnownWall(0, 0); }
+
+TEST(CutMovie, CutsAKnownWallIntoTilesWithBezels) { CutKnownWall(4, 2); }
 
 TEST(CutMovie, InterruptionLeavesNoStore) {
   TempDir dir;
