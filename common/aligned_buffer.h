@@ -23,7 +23,8 @@ class AlignedBuffer {
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   ~AlignedBuffer();
 
-  // Zero-filled, 2 MiB aligned, size rounded up to a multiple of 2 MiB.
+  // Zero-filled and pre-faulted (huge pages are taken at this first touch, on
+  // the caller's NUMA node), 2 MiB aligned, size rounded up to 2 MiB.
   static Result<AlignedBuffer> Allocate(size_t bytes);
 
   std::byte* data() const { return data_; }
