@@ -28,7 +28,7 @@ struct TileSenderOptions {
   PacketizerOptions packetizer;
   UdpSenderOptions socket;
   bool pacing = true;
-  uint32_t burst_packets = 4;   // paced: packets released together
+  uint32_t burst_packets = 0;   // paced: packets released together; 0: one GSO send
   double pacing_fraction = 0.95;  // spread a frame over this part of the interval
 };
 

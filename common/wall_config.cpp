@@ -152,8 +152,8 @@ Status ValidateWallConfig(WallConfig* config) {
   if (s.mtu < kMinMtu || s.mtu > kMaxMtu)
     fail("stream.mtu", fmt::format("MTU {} is outside {}..{} (a packet must hold the RTP and "
                                    "RFC 4175 headers and at least one pixel)", s.mtu, kMinMtu, kMaxMtu));
-  if (s.burst_packets < 1 || s.burst_packets > 64)
-    fail("stream.burst_packets", fmt::format("{} is outside 1..64 (the UDP GSO limit)", s.burst_packets));
+  if (s.burst_packets > 64)
+    fail("stream.burst_packets", fmt::format("{} is outside 0..64 (the UDP GSO limit)", s.burst_packets));
   if (s.send_buffer < kMinSocketBuffer || s.send_buffer > kMaxSocketBuffer)
     fail("stream.send_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.send_buffer));
   if (s.receive_buffer < kMinSocketBuffer || s.receive_buffer > kMaxSocketBuffer)

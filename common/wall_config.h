@@ -41,7 +41,7 @@ struct StreamSettings {
   size_t send_buffer = 4718592;      // SO_SNDBUF per tile stream (4.5 MiB)
   size_t receive_buffer = 67108864;  // SO_RCVBUF per tile stream (64 MiB)
   bool pacing = true;
-  uint32_t burst_packets = 4;  // packets a pacer releases at once
+  uint32_t burst_packets = 0;  // packets a pacer releases at once; 0: one GSO send (~64 KB)
   uint8_t payload_type = kDefaultPayloadType;
   uint16_t port_base = 50000;  // tile i goes to port_base + i unless a node says otherwise
 };

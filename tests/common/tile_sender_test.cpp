@@ -45,6 +45,7 @@ class Loopback : public ::testing::Test {
     o.socket.destination = "127.0.0.1";
     o.socket.port = receiver_->port();
     o.pacing = pacing;
+    o.burst_packets = 4;  // several bursts per frame, to see the pacing
     auto s = TileSender::Create(o, &clock_);
     EXPECT_TRUE(s.ok()) << s.status().message();
     return std::move(s).value();
