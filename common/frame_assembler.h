@@ -1,0 +1,123 @@
+// Frame assembly for one tile on the receiving side: RTP/RFC 4175 packets
+// in, whole frames out, with exact accounting of what the network did.
+//
+// Packets are validated (ParseRfc4175) and filtered (expected SSRC, expected
+// source) before a single pixel is written. A 32-bit sequence count is built
+// from the 16-bit RTP sequence (GStreamer writes 0 in RFC 4175's extended
+// sequence field), so gaps (lost), late arrivals (reordered) and repeats
+// (duplicate) are counted exactly within a window of 1024 packets.
+//
+// A frame is the packets of one RTP timestamp. It ends at its marker packet
+// or, when the marker was lost, at the first packet of a newer timestamp. A
+// frame with every pixel byte present is complete and becomes the ready
+// frame; an incomplete one is dropped (the previous picture is held) unless
+// the policy shows partial frames. Packets of an older timestamp arriving
+// after a newer frame started are late: counted, never written.
+//
+// Memory: three frame buffers (assembling, ready, and one for the consumer)
+// allocated at construction; Add() never allocates and never logs. Not
+// thread-safe: one network thread calls Add; TakeReady hands a ready frame
+// to the same thread's caller (a renderer takes it under its own lock).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <sys/socket.h>
+
+#include "common/rfc4175.h"
+#include "common/udp_socket.h"
+
+namespace tilestream {
+
+enum class AddResult : uint8_t {
+  kOk = 0,
+  kMalformed = 1,      // see ParseError
+  kForeignSsrc = 2,
+  kForeignSource = 3,
+  kDuplicate = 4,
+  kLate = 5,           // belongs to a frame already finished
+};
+
+struct AssemblerStats {
+  uint64_t packets = 0;  // accepted into a frame
+  uint64_t bytes = 0;    // pixel bytes written
+  uint64_t lost = 0;     // sequence numbers never seen (gaps)
+  uint64_t reordered = 0;  // arrived after a higher sequence number
+  uint64_t duplicate = 0;
+  uint64_t late = 0;
+  uint64_t foreign_ssrc = 0;
+  uint64_t foreign_source = 0;
+  std::array<uint64_t, static_cast<size_t>(ParseError::kCount)> malformed{};
+  uint64_t frames_complete = 0;
+  uint64_t frames_incomplete = 0;
+
+  uint64_t malformed_total() const {
+    uint64_t n = 0;
+    for (uint64_t m : malformed) n += m;
+    return n;
+  }
+};
+
+struct AssemblerOptions {
+  TileGeometry tile;
+  // Accept only this SSRC. Unset: lock onto the first one seen, and onto a
+  // new one after 1000 packets in a row of it (a restarted third-party sender).
+  std::optional<uint32_t> ssrc;
+  bool show_partial = false;     // publish incomplete frames instead of holding
+};
+
+struct ReadyFrame {
+  const std::byte* pixels = nullptr;  // tile.frame_bytes()
+  uint32_t timestamp = 0;
+  bool complete = false;
+};
+
+class FrameAssembler {
+ public:
+  explicit FrameAssembler(const AssemblerOptions& options);
+
+  // `from`, if given, must be the host set by ExpectSource (any port).
+  AddResult Add(std::span<const std::byte> packet, const sockaddr_storage* from = nullptr);
+  void ExpectSource(const SocketAddress& source) { source_ = source; has_source_ = true; }
+
+  // The newest finished frame, once; nullopt if none since the last call.
+  // The buffer stays valid until the next call to TakeReady.
+  std::optional<ReadyFrame> TakeReady();
+
+  const AssemblerStats& stats() const { return stats_; }
+
+ private:
+  static constexpr uint32_t kWindow = 1024;  // sequence numbers remembered
+
+  bool AcceptSequence(uint16_t sequence);  // false: duplicate
+  void Finish();                           // the assembling frame is done
+  void StartFrame(uint32_t timestamp);
+  void ResetSequence() { have_sequence_ = false; }
+
+  AssemblerOptions options_;
+  AssemblerStats stats_;
+  // Triple buffer: indices into buffers_.
+  std::array<std::vector<std::byte>, 3> buffers_;
+  int assembling_ = 0, ready_ = -1, consumer_ = -1;
+  bool have_frame_ = false;      // assembling a frame
+  uint32_t timestamp_ = 0;       // of the assembling frame
+  uint64_t frame_bytes_ = 0;     // received for it
+  bool have_finished_ = false;
+  uint32_t finished_timestamp_ = 0;  // the newest finished frame
+  ReadyFrame ready_info_;
+  bool ready_pending_ = false;
+  // Sequence tracking (RFC 3550 appendix A.1 style).
+  bool have_sequence_ = false;
+  uint64_t max_sequence_ = 0;  // extended
+  std::vector<uint64_t> seen_;  // bitmap of the last kWindow sequence numbers
+  bool has_source_ = false;
+  SocketAddress source_;
+  std::optional<uint32_t> ssrc_;  // configured, or locked onto the first seen
+  uint32_t foreign_streak_ = 0;   // foreign-SSRC packets in a row
+};
+
+}  // namespace tilestream

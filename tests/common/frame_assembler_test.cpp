@@ -1,0 +1,228 @@
+#include "common/frame_assembler.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/packetizer.h"
+#include "tests/support/packet_builder.h"
+
+namespace tilestream {
+namespace {
+
+using testing::Craft;
+using testing::CraftedPacket;
+using testing::PatternFrame;
+
+const TileGeometry kTile{100, 20};  // 6000 bytes: 5 packets of 1460 at MTU 1500
+
+using Packets = std::vector<std::vector<std::byte>>;
+
+// The packets of one frame as our streamer sends them.
+Packets FramePackets(const std::vector<std::byte>& frame, uint32_t timestamp, uint32_t first_sequence,
+                     uint32_t ssrc = 7) {
+  PacketizerOptions o;
+  o.tile = kTile;
+  o.max_payload = 1460;
+  o.ssrc = ssrc;
+  auto p = Packetizer::Create(o);
+  Packets out;
+  for (uint32_t i = 0; i < p->packet_count(); ++i) {
+    std::vector<std::byte> packet(p->packet_size(i));
+    p->Build(i, frame, timestamp, first_sequence + i, packet);
+    out.push_back(std::move(packet));
+  }
+  return out;
+}
+
+void AddAll(FrameAssembler& a, const Packets& packets) {
+  for (const auto& p : packets) a.Add(p);
+}
+
+bool Shows(const ReadyFrame& r, const std::vector<std::byte>& frame) {
+  return std::equal(frame.begin(), frame.end(), r.pixels);
+}
+
+FrameAssembler Make(bool partial = false) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.show_partial = partial;
+  return FrameAssembler(o);
+}
+
+TEST(FrameAssembler, AssemblesACompleteFrame) {
+  FrameAssembler a = Make();
+  const auto f = PatternFrame(kTile, 1);
+  AddAll(a, FramePackets(f, 1000, 0));
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->complete);
+  EXPECT_EQ(r->timestamp, 1000u);
+  EXPECT_TRUE(Shows(*r, f));
+  EXPECT_EQ(a.stats().frames_complete, 1u);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_EQ(a.stats().bytes, kTile.frame_bytes());
+  EXPECT_FALSE(a.TakeReady().has_value());  // once
+}
+
+TEST(FrameAssembler, HoldsPreviousFrameWhenPacketLost) {
+  FrameAssembler a = Make();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  AddAll(a, FramePackets(f1, 1000, 0));
+  auto first = a.TakeReady();
+  Packets p2 = FramePackets(f2, 4600, 5);
+  p2.erase(p2.begin() + 2);
+  AddAll(a, p2);
+  EXPECT_FALSE(a.TakeReady().has_value());  // nothing new to show
+  EXPECT_TRUE(Shows(*first, f1));           // the previous picture is intact
+  EXPECT_EQ(a.stats().frames_incomplete, 1u);
+  EXPECT_EQ(a.stats().lost, 1u);
+}
+
+TEST(FrameAssembler, ShowsPartialFramesOverThePreviousPictureByPolicy) {
+  FrameAssembler a = Make(/*partial=*/true);
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  AddAll(a, FramePackets(f1, 1000, 0));
+  a.TakeReady();
+  Packets p2 = FramePackets(f2, 4600, 5);
+  p2.erase(p2.begin() + 1);  // packet 1 of 5 missing
+  AddAll(a, p2);
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->complete);
+  EXPECT_EQ(r->pixels[0], f2[0]);    // from packet 0 of the new frame
+  EXPECT_EQ(r->pixels[1500], f1[1500]);  // packet 1's region: the old picture
+}
+
+TEST(FrameAssembler, CountsReorderedPacketsNotAsLoss) {
+  FrameAssembler a = Make();
+  const auto f = PatternFrame(kTile, 3);
+  Packets p = FramePackets(f, 1000, 0);
+  std::swap(p[1], p[2]);
+  AddAll(a, p);
+  EXPECT_EQ(a.stats().reordered, 1u);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_TRUE(a.TakeReady()->complete);
+}
+
+TEST(FrameAssembler, DropsDuplicates) {
+  FrameAssembler a = Make();
+  const auto f = PatternFrame(kTile, 4);
+  Packets p = FramePackets(f, 1000, 0);
+  p.insert(p.begin() + 2, p[1]);
+  std::vector<AddResult> results;
+  for (const auto& q : p) results.push_back(a.Add(q));
+  EXPECT_EQ(results[2], AddResult::kDuplicate);
+  EXPECT_EQ(a.stats().duplicate, 1u);
+  EXPECT_EQ(a.stats().bytes, kTile.frame_bytes());
+  EXPECT_TRUE(a.TakeReady()->complete);
+}
+
+TEST(FrameAssembler, FrameWhoseMarkerIsLostEndsAtTheNextTimestamp) {
+  FrameAssembler a = Make();
+  const auto f1 = PatternFrame(kTile, 5), f2 = PatternFrame(kTile, 6);
+  Packets p1 = FramePackets(f1, 1000, 0);
+  p1.pop_back();  // the marker packet
+  AddAll(a, p1);
+  EXPECT_FALSE(a.TakeReady().has_value());
+  AddAll(a, FramePackets(f2, 4600, 5));
+  EXPECT_EQ(a.stats().frames_incomplete, 1u);
+  EXPECT_EQ(a.stats().frames_complete, 1u);
+  EXPECT_EQ(a.stats().lost, 1u);
+  auto r = a.TakeReady();
+  EXPECT_TRUE(Shows(*r, f2));
+}
+
+TEST(FrameAssembler, LatePacketOfAnEarlierFrameIsNeverWritten) {
+  FrameAssembler a = Make();
+  const auto f1 = PatternFrame(kTile, 7), f2 = PatternFrame(kTile, 8);
+  Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  const auto straggler = p1[3];
+  p1.erase(p1.begin() + 3);
+  AddAll(a, p1);
+  a.Add(p2[0]);
+  EXPECT_EQ(a.Add(straggler), AddResult::kLate);
+  for (size_t i = 1; i < p2.size(); ++i) a.Add(p2[i]);
+  auto r = a.TakeReady();
+  EXPECT_TRUE(Shows(*r, f2));
+  EXPECT_EQ(a.stats().late, 1u);
+  EXPECT_EQ(a.stats().lost, 0u);  // it arrived, late
+}
+
+TEST(FrameAssembler, CountsForeignSsrcAndSource) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.ssrc = 7;
+  FrameAssembler a(o);
+  a.ExpectSource(*SocketAddress::Resolve("127.0.0.1", 0));
+  const auto f = PatternFrame(kTile, 9);
+  const Packets mine = FramePackets(f, 1000, 0), theirs = FramePackets(f, 1000, 0, 99);
+  const sockaddr_storage good = SocketAddress::Resolve("127.0.0.1", 4000)->storage;
+  const sockaddr_storage bad = SocketAddress::Resolve("127.0.0.2", 4000)->storage;
+  EXPECT_EQ(a.Add(theirs[0], &good), AddResult::kForeignSsrc);
+  EXPECT_EQ(a.Add(mine[0], &bad), AddResult::kForeignSource);
+  for (const auto& p : mine) EXPECT_EQ(a.Add(p, &good), AddResult::kOk);
+  EXPECT_EQ(a.stats().foreign_ssrc, 1u);
+  EXPECT_EQ(a.stats().foreign_source, 1u);
+  EXPECT_TRUE(Shows(*a.TakeReady(), f));
+}
+
+TEST(FrameAssembler, CountsMalformedPacketsByReason) {
+  FrameAssembler a = Make();
+  const auto p = FramePackets(PatternFrame(kTile, 10), 1000, 0);
+  EXPECT_EQ(a.Add(std::span(p[0]).first(5)), AddResult::kMalformed);
+  EXPECT_EQ(a.stats().malformed[static_cast<size_t>(ParseError::kTooShort)], 1u);
+  EXPECT_EQ(a.stats().malformed_total(), 1u);
+}
+
+// GStreamer's rtpvrawpay: 0 in the extended sequence, several segments per
+// packet; the 16-bit sequence wraps mid-frame.
+TEST(FrameAssembler, FollowsA16BitSequenceThroughItsWrap) {
+  FrameAssembler a = Make();
+  const auto f = PatternFrame(kTile, 11);
+  CraftedPacket p;
+  std::vector<std::vector<std::byte>> packets;
+  uint32_t seq = 0xfffe;
+  for (uint16_t line = 0; line < kTile.height; line += 4) {
+    p.segments = {{line, 0, 300}, {uint16_t(line + 1), 0, 300}, {uint16_t(line + 2), 0, 300},
+                  {uint16_t(line + 3), 0, 150}};
+    p.sequence = seq++ & 0xffff;  // extended half stays 0
+    p.timestamp = 1234;
+    p.ssrc = 5;
+    packets.push_back(Craft(p, kTile, f));
+    p.segments = {{uint16_t(line + 3), 50, 150}};
+    p.sequence = seq++ & 0xffff;
+    p.marker = line + 4u >= kTile.height;
+    packets.push_back(Craft(p, kTile, f));
+  }
+  AddAll(a, packets);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_EQ(a.stats().duplicate, 0u);
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->complete);
+  EXPECT_TRUE(Shows(*r, f));
+}
+
+TEST(FrameAssembler, ARestartedSenderIsANewStreamNotAMillionLostPackets) {
+  FrameAssembler a = Make();
+  AddAll(a, FramePackets(PatternFrame(kTile, 12), 1000, 40000));
+  AddAll(a, FramePackets(PatternFrame(kTile, 13), 500000, 0));  // sequence back to 0
+  EXPECT_LT(a.stats().lost, 100u);
+  EXPECT_EQ(a.stats().frames_complete, 2u);
+}
+
+TEST(FrameAssembler, TheTakenFrameStaysIntactWhileNewerFramesArrive) {
+  FrameAssembler a = Make();
+  const auto f1 = PatternFrame(kTile, 14);
+  AddAll(a, FramePackets(f1, 1000, 0));
+  auto taken = a.TakeReady();
+  for (uint32_t k = 1; k <= 5; ++k) AddAll(a, FramePackets(PatternFrame(kTile, 14 + k), 1000 + 3600 * k, 5 * k));
+  EXPECT_TRUE(Shows(*taken, f1));  // never overwritten while held
+  auto newest = a.TakeReady();
+  EXPECT_TRUE(Shows(*newest, PatternFrame(kTile, 19)));  // older untaken ones were replaced
+  EXPECT_EQ(a.stats().frames_complete, 6u);
+}
+
+}  // namespace
+}  // namespace tilestream
