@@ -2,12 +2,12 @@
 # The README's demo command: a 5x3 wall streamed over loopback on this machine.
 #   scripts/demo.sh [SECONDS]     (default 10; Ctrl-C stops earlier)
 # Installs dependencies, builds, makes the synthetic demo movie once
-# (movies/demo-5x3, reused later), and streams it with one MPI rank per tile,
-# paced at the wall's 30 fps, then prints the final report.
+# (movies/demo-5x3, reused later), starts the receiver for the wall's tiles
+# and streams the movie with one MPI rank per tile, paced at the wall's
+# 30 fps; then prints both final reports (per tile: rate, frames, loss).
 #
-# Not yet: the receivers that show the wall (SDL2 + OpenGL mosaic) do not
-# exist yet; until they do, the 15 streams go to a counting UDP sink on
-# loopback, which prints what it received.
+# Not yet: the receiver is headless (statistics only); the SDL2 + OpenGL
+# mosaic window and swap sync come with the receiver's rendering.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -22,13 +22,15 @@ else
   echo "demo: reusing $movie" >&2
 fi
 
-build/bench/udp_sink --port 50000 --count 15 --seconds $((seconds + 30)) > build/demo-sink.txt &
-sink=$!
-trap 'kill $sink 2>/dev/null || true' EXIT
+build/receiver/receiver --config configs/demo-5x3.toml --headless -q > build/demo-receiver.txt 2>&1 &
+receiver=$!
+trap 'kill $receiver 2>/dev/null || true' EXIT
 sleep 0.5
 echo "demo: streaming the 5x3 wall for $seconds s (Ctrl-C stops)" >&2
 scripts/streamer.sh --config configs/demo-5x3.toml --movie "$movie" --duration "$seconds" || true
-kill -TERM $sink 2>/dev/null || true
-wait $sink 2>/dev/null || true
-echo "demo: not yet: no receiver shows the wall (SDL2/OpenGL receivers come next); the streams" >&2
-echo "demo: went to a UDP sink on loopback, which received $(sed -n 's/udp_sink: total \([0-9]*\) bytes/\1/p' build/demo-sink.txt) bytes." >&2
+sleep 0.3
+kill -TERM $receiver 2>/dev/null || true
+wait $receiver 2>/dev/null || true
+echo
+cat build/demo-receiver.txt
+echo "demo: not yet: the receiver is headless (no window); rendering and swap sync come next." >&2

@@ -1,0 +1,149 @@
+#include "receiver/node_receiver.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "receiver/tile_receiver.h"
+
+namespace tilestream {
+namespace {
+
+struct Totals {
+  uint64_t bytes = 0, packets = 0, lost = 0, reordered = 0, duplicate = 0, late = 0, malformed = 0,
+           foreign = 0, complete = 0, incomplete = 0;
+};
+
+Totals Sum(const TileReceiverStats& s) {
+  const AssemblerStats& a = s.assembler;
+  return {s.socket.bytes, a.packets, a.lost, a.reordered, a.duplicate, a.late, a.malformed_total(),
+          a.foreign_ssrc + a.foreign_source, a.frames_complete, a.frames_incomplete};
+}
+
+}  // namespace
+
+int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std::atomic<bool>* stop) {
+  const DisplayNode* node = nullptr;
+  uint32_t node_index = 0;
+  for (uint32_t n = 0; n < c.nodes.size(); ++n)
+    if (c.nodes[n].name == o.node) node = &c.nodes[n], node_index = n;
+  if (!node) {
+    std::string names;
+    for (const DisplayNode& n : c.nodes) names += (names.empty() ? "" : ", ") + n.name;
+    fmt::print(stderr, "receiver: {}: no display node '{}' (the nodes are: {})\n", c.source, o.node, names);
+    return 2;
+  }
+  std::mutex log_mu;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
+  if (!o.frame_log.empty()) {
+    log.reset(std::fopen(o.frame_log.c_str(), "w"));
+    if (!log) {
+      fmt::print(stderr, "receiver: cannot write {}\n", o.frame_log);
+      return 2;
+    }
+  }
+  std::vector<std::unique_ptr<TileReceiver>> tiles;
+  std::vector<uint32_t> indices;
+  for (uint32_t t = 0; t < c.tile_count(); ++t) {
+    if (c.routes[t].node != node_index) continue;
+    TileReceiverOptions to;
+    to.tile_index = t;
+    to.assembler.tile = c.wall.tile;
+    to.assembler.ssrc = TileSsrc(t);
+    to.assembler.show_partial = o.show_partial;
+    to.socket.bind_address = node->address;
+    to.socket.port = c.routes[t].port;
+    to.socket.receive_buffer = c.stream.receive_buffer;
+    const Nic& nic = c.nics[c.routes[t].nic];
+    if (!nic.address.empty()) {
+      auto source = SocketAddress::Resolve(nic.address, 0);
+      if (source.ok()) to.expected_source = *source;
+    }
+    if (log) {
+      to.on_frame = [&log_mu, f = log.get()](uint32_t tile, uint32_t ts, uint64_t sum) {
+        std::lock_guard lock(log_mu);
+        fmt::print(f, "{} {} {:016x}\n", tile, ts, sum);
+      };
+    }
+    auto r = TileReceiver::Open(std::move(to));
+    if (!r.ok()) {
+      fmt::print(stderr, "receiver: tile {}: {}:{}: {}\n", TileId::FromIndex(t, c.wall.layout).Name(),
+                 node->address, c.routes[t].port, r.status().message());
+      return 1;
+    }
+    tiles.push_back(std::move(r).value());
+    indices.push_back(t);
+  }
+  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, headless\n", node->name, node->address, tiles.size(),
+             c.wall.tile.width, c.wall.tile.height);
+  for (size_t i = 0; i < tiles.size(); ++i)
+    fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(indices[i], c.wall.layout).Name(), node->address,
+               c.routes[indices[i]].port);
+  std::fflush(stdout);
+  for (auto& t : tiles) t->Start();
+
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto next = start + std::chrono::seconds(1);
+  Totals previous;
+  while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (Clock::now() < next) continue;
+    next += std::chrono::seconds(1);
+    Totals now;
+    for (auto& t : tiles) {
+      const Totals s = Sum(t->Snapshot());
+      now.bytes += s.bytes, now.lost += s.lost, now.complete += s.complete, now.incomplete += s.incomplete,
+          now.malformed += s.malformed;
+    }
+    if (!o.quiet) {
+      fmt::print("{:7.1f} s  {} tiles  {:.2f} Gbit/s  {:.1f} frames/s per tile  lost {}  incomplete {}  malformed {}\n",
+                 std::chrono::duration<double>(Clock::now() - start).count(), tiles.size(),
+                 (now.bytes - previous.bytes) * 8 / 1e9, double(now.complete - previous.complete) / tiles.size(),
+                 now.lost, now.incomplete, now.malformed);
+      std::fflush(stdout);
+    }
+    previous = now;
+  }
+  for (auto& t : tiles) t->Stop();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  nlohmann::json j;
+  j["node"] = node->name;
+  j["duration_s"] = seconds;
+  j["tiles"] = nlohmann::json::array();
+  fmt::print("final report: {:.1f} s, node {}\n", seconds, node->name);
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const TileReceiverStats st = tiles[i]->Snapshot();
+    const Totals s = Sum(st);
+    const std::string name = TileId::FromIndex(indices[i], c.wall.layout).Name();
+    fmt::print("tile {:<6} {:8.1f} Mbps  frames {} complete, {} incomplete  packets {}  lost {}  reordered {}  "
+               "duplicate {}  late {}  malformed {}  foreign {}\n",
+               name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
+               s.duplicate, s.late, s.malformed, s.foreign);
+    nlohmann::json malformed;
+    for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
+      if (st.assembler.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
+    j["tiles"].push_back({{"tile", name}, {"mbps", s.bytes * 8 / seconds / 1e6}, {"frames_complete", s.complete},
+                          {"frames_incomplete", s.incomplete}, {"packets", s.packets}, {"lost", s.lost},
+                          {"reordered", s.reordered}, {"duplicate", s.duplicate}, {"late", s.late},
+                          {"malformed", malformed}, {"foreign_ssrc", st.assembler.foreign_ssrc},
+                          {"foreign_source", st.assembler.foreign_source}});
+  }
+  std::fflush(stdout);
+  if (!o.json_path.empty()) {
+    std::ofstream out(o.json_path);
+    out << j.dump(2) << "\n";
+    if (!out) fmt::print(stderr, "receiver: cannot write {}\n", o.json_path);
+  }
+  return 0;
+}
+
+}  // namespace tilestream

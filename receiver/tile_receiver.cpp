@@ -1,0 +1,69 @@
+#include "receiver/tile_receiver.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace tilestream {
+
+uint64_t FrameChecksum(const std::byte* pixels, size_t size) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, pixels + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  for (; i < size; ++i) h = (h ^ static_cast<uint8_t>(pixels[i])) * 0x100000001b3ull;
+  return h ^ (h >> 32);
+}
+
+Result<std::unique_ptr<TileReceiver>> TileReceiver::Open(TileReceiverOptions o) {
+  auto s = UdpReceiver::Open(o.socket);
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<TileReceiver>(new TileReceiver(std::move(o), std::move(s).value()));
+}
+
+TileReceiver::TileReceiver(TileReceiverOptions o, UdpReceiver s)
+    : options_(std::move(o)), socket_(std::move(s)), assembler_(options_.assembler) {
+  if (options_.expected_source) assembler_.ExpectSource(*options_.expected_source);
+}
+
+TileReceiver::~TileReceiver() { Stop(); }
+
+void TileReceiver::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void TileReceiver::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+TileReceiverStats TileReceiver::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return published_;
+}
+
+void TileReceiver::Loop() {
+  auto next_publish = std::chrono::steady_clock::now();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (socket_.ReceiveBatch() > 0) {
+      socket_.ForEachDatagram([this](std::span<const std::byte> d, const sockaddr_storage& from) {
+        if (assembler_.Add(d, &from) != AddResult::kOk || !options_.on_frame) return;
+        if (auto frame = assembler_.TakeReady(); frame && frame->complete) {
+          options_.on_frame(options_.tile_index, frame->timestamp,
+                            FrameChecksum(frame->pixels, options_.assembler.tile.frame_bytes()));
+        }
+      });
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_publish) {
+      std::lock_guard lock(mu_);
+      published_ = {assembler_.stats(), socket_.stats()};
+      next_publish = now + std::chrono::milliseconds(100);
+    }
+  }
+  std::lock_guard lock(mu_);
+  published_ = {assembler_.stats(), socket_.stats()};
+}
+
+}  // namespace tilestream

@@ -1,0 +1,62 @@
+// One tile of a display node: a network thread that receives the tile's
+// UDP stream (UDP_GRO + recvmmsg) into a FrameAssembler, and hands out
+// statistics (a copy, refreshed every 100 ms) and, optionally, a checksum of
+// every complete frame for end-to-end checks. No allocation or logging per
+// packet. Start/Stop from one thread; Snapshot from any.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/frame_assembler.h"
+#include "common/result.h"
+#include "common/udp_socket.h"
+
+namespace tilestream {
+
+struct TileReceiverOptions {
+  uint32_t tile_index = 0;
+  AssemblerOptions assembler;
+  UdpReceiverOptions socket;
+  std::optional<SocketAddress> expected_source;
+  // Called on the network thread for every complete frame (tile, RTP
+  // timestamp, checksum of its pixels); empty: no checksums are computed.
+  std::function<void(uint32_t, uint32_t, uint64_t)> on_frame;
+};
+
+struct TileReceiverStats {
+  AssemblerStats assembler;
+  ReceiveStats socket;
+};
+
+class TileReceiver {
+ public:
+  static Result<std::unique_ptr<TileReceiver>> Open(TileReceiverOptions options);
+  ~TileReceiver();
+
+  void Start();
+  void Stop();
+  TileReceiverStats Snapshot() const;
+  uint16_t port() const { return socket_.port(); }
+
+ private:
+  TileReceiver(TileReceiverOptions o, UdpReceiver s);
+  void Loop();
+
+  TileReceiverOptions options_;
+  UdpReceiver socket_;
+  FrameAssembler assembler_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  TileReceiverStats published_;
+};
+
+// A fast 64-bit checksum of a frame (not cryptographic): what tests compare.
+uint64_t FrameChecksum(const std::byte* pixels, size_t size);
+
+}  // namespace tilestream
