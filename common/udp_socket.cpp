@@ -210,17 +210,9 @@ int UdpSender::SendGso(uint32_t datagrams, size_t datagram_size) {
         break;
       }
       const int e = errno;
-      if (e == EINTR) continue;
-      if (IsSoftSendError(e) && retries++ < kMaxNoBufferRetries) {
-        ++stats_.no_buffer;
-        sched_yield();
-        continue;
-      }
-      if (IsSoftSendError(e) || e == ECONNREFUSED) {
-        if (e == ECONNREFUSED) stats_.refused += group;
-        stats_.dropped += group;
-        break;
-      }
+      const ErrorAction action = OnSendError(e, &retries, group);
+      if (action == ErrorAction::kRetry) continue;
+      if (action == ErrorAction::kDropped) break;
       if (IsGsoRefusal(e) && group > 1) {
         gso_ = false;
         ++stats_.gso_fallbacks;
@@ -253,21 +245,26 @@ int UdpSender::SendMmsg(uint32_t first, uint32_t count) {
       continue;
     }
     const int e = errno;
-    if (e == EINTR) continue;
-    if (IsSoftSendError(e) && retries++ < kMaxNoBufferRetries) {
-      ++stats_.no_buffer;
-      sched_yield();
-      continue;
-    }
-    if (IsSoftSendError(e) || e == ECONNREFUSED) {
-      if (e == ECONNREFUSED) ++stats_.refused;
-      ++stats_.dropped;  // the first datagram of this call
-      ++sent;
-      continue;
-    }
-    return e;
+    const ErrorAction action = OnSendError(e, &retries, 1);  // the call's first datagram
+    if (action == ErrorAction::kHard) return e;
+    if (action == ErrorAction::kDropped) ++sent;
   }
   return 0;
+}
+
+UdpSender::ErrorAction UdpSender::OnSendError(int e, int* retries, uint32_t datagrams) {
+  if (e == EINTR) return ErrorAction::kRetry;
+  if (IsSoftSendError(e) && (*retries)++ < kMaxNoBufferRetries) {
+    ++stats_.no_buffer;
+    sched_yield();
+    return ErrorAction::kRetry;
+  }
+  if (IsSoftSendError(e) || e == ECONNREFUSED) {
+    if (e == ECONNREFUSED) stats_.refused += datagrams;
+    stats_.dropped += datagrams;
+    return ErrorAction::kDropped;
+  }
+  return ErrorAction::kHard;
 }
 
 // --- receiver ------------------------------------------------------------------

@@ -93,6 +93,11 @@ class UdpSender {
   uint32_t Split(std::span<const iovec> iov, size_t datagram_size);
   int SendGso(uint32_t datagrams, size_t datagram_size);
   int SendMmsg(uint32_t first, uint32_t datagrams);
+  // Counts a failed send of `datagrams` datagrams and says what follows:
+  // EINTR and a full buffer (a bounded number of times) retry, ECONNREFUSED
+  // and a buffer that stays full drop them, the rest is hard.
+  enum class ErrorAction { kRetry, kDropped, kHard };
+  ErrorAction OnSendError(int e, int* retries, uint32_t datagrams);
 
   UniqueFd fd_;
   bool gso_ = false;
