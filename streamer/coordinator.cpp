@@ -46,7 +46,7 @@ class Coordinator {
     Broadcast(TickCommand::kStop, 0, 0);
     CollectFinal();
     PrintFinal();
-    return ok ? 0 : 1;
+    return ok ? 0 : kExitPeerGone;
   }
 
  private:
@@ -139,7 +139,7 @@ class Coordinator {
       while (clock_.NowNs() < due) {
         if (stop_->load()) return true;
         Drain();
-        if (!CheckAlive()) return false;
+        if (const Health h = CheckAlive(); h != Health::kAlive) return h == Health::kStopping;
         if (clock_.NowNs() >= next_second) {
           PrintSecond();
           next_second += kSecond;
@@ -162,7 +162,7 @@ class Coordinator {
     int64_t next_second = start_ns_ + kSecond;
     while (!stop_->load() && !TimeUp()) {
       Drain();
-      if (!CheckAlive()) return false;
+      if (const Health h = CheckAlive(); h != Health::kAlive) return h == Health::kStopping;
       if (clock_.NowNs() >= next_second) {
         PrintSecond();
         Broadcast(TickCommand::kHeartbeat, 0, 0);
@@ -206,17 +206,23 @@ class Coordinator {
     }
   }
 
-  // A tile that has not reported for 1.5 s is gone: end the job, naming it.
-  bool CheckAlive() {
+  // A tile silent for 1.5 s is dead: end the job, naming it. A tile that
+  // sent its final report is stopping (it got the stop signal before rank 0
+  // did): stop the others too.
+  enum class Health { kAlive, kStopping, kDead };
+  Health CheckAlive() {
     const int64_t now = clock_.NowNs();
+    Health h = Health::kAlive;
     for (uint32_t t = 0; t < tiles_; ++t) {
-      if (final_[t] || now - heard_ns_[t] > kTileSilenceNs) {
-        fmt::print(stderr, "streamer: tile {} (rank {}) {}; ending the job\n", TileName(c_, t), t + 1,
-                   final_[t] ? "stopped" : "stopped responding");
-        return false;
+      if (final_[t]) {
+        h = Health::kStopping;
+      } else if (now - heard_ns_[t] > kTileSilenceNs) {
+        fmt::print(stderr, "streamer: tile {} (rank {}) stopped responding; ending the job\n", TileName(c_, t),
+                   t + 1);
+        return Health::kDead;
       }
     }
-    return true;
+    return h;
   }
 
   void PrintSecond() {

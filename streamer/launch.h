@@ -24,6 +24,10 @@ struct WallComm {
 // that MPI_Finalize closes the connections in order.
 void LeaveWall(WallComm* w);
 
+// Exit code of a rank whose peer died: MPI_Finalize could wait for the dead
+// rank forever, so main ends the job with MPI_Abort instead.
+inline constexpr int kExitPeerGone = 3;
+
 // Whether this process was spawned by a coordinator.
 bool IsSpawnedTileRank();
 

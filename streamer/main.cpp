@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -68,6 +69,14 @@ int main(int argc, char** argv) {
     rc = 1;
   } else {
     rc = RunTileRank(*comm, options, *wall, &g_stop);
+  }
+  if (rc == kExitPeerGone) {
+    // A rank died: finalizing could wait for it forever. End the job.
+    if (comm->rank != 0)
+      fmt::print(stderr, "streamer: tile rank {}: no word from the coordinator; ending the job\n", comm->rank);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(comm->comm, 1);
   }
   LeaveWall(&*comm);
   MPI_Finalize();

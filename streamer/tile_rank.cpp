@@ -17,6 +17,8 @@ namespace {
 
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kCoordinatorSilenceNs = 5 * kSecond;
+// Before the go, other tiles may still be setting up (rank 0 waits 60 s).
+constexpr int64_t kGoTimeoutNs = 65 * kSecond;
 // Statistics are also the heartbeat: rank 0 calls a tile dead after 1.5 s of
 // silence, which must come before mpirun's own 2 s abort to name the tile.
 constexpr int64_t kStatsPeriodNs = kSecond / 4;
@@ -122,7 +124,8 @@ class TileRank {
     return ready.ok;
   }
 
-  void Run() {
+  // Returns false if the coordinator went silent.
+  bool Run() {
     start_ns_ = clock_.NowNs();
     last_message_ns_ = start_ns_;
     last_stats_ns_ = start_ns_;
@@ -134,6 +137,7 @@ class TileRank {
     // The coordinator's go: the first tick, or a heartbeat in bench mode.
     TickMessage tick;
     if (NextTick(&tick)) {
+      silence_limit_ns_ = kCoordinatorSilenceNs;
       start_ns_ = clock_.NowNs();
       start_cpu_ns_ = ProcessCpuNs();
       if (options_.bench) {
@@ -146,7 +150,9 @@ class TileRank {
         } while (NextTick(&tick));
       }
     }
+    if (coordinator_gone_) return false;
     SendStats(true);
+    return true;
   }
 
  private:
@@ -158,8 +164,8 @@ class TileRank {
       if (pending) break;
       if (stop_->load()) return false;
       const int64_t now = clock_.NowNs();
-      if (now - last_message_ns_ > kCoordinatorSilenceNs) {
-        Report("no word from the coordinator for 5 s; stopping");
+      if (now - last_message_ns_ > silence_limit_ns_) {
+        coordinator_gone_ = true;
         return false;
       }
       MaybeSendStats(now);
@@ -201,7 +207,7 @@ class TileRank {
       const int64_t now = clock_.NowNs();
       if (stop_->load()) return;
       if (now - last_message_ns_ > kCoordinatorSilenceNs) {
-        Report("no word from the coordinator for 5 s; stopping");
+        coordinator_gone_ = true;
         return;
       }
       if (c.stream.pacing) {
@@ -305,6 +311,8 @@ class TileRank {
   TileStats stats_, outgoing_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool error_pending_ = false;
+  int64_t silence_limit_ns_ = kGoTimeoutNs;
+  bool coordinator_gone_ = false;
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;
 };
 
@@ -314,8 +322,7 @@ int RunTileRank(const WallComm& comm, const StreamerOptions& options, const Wall
                 const std::atomic<bool>* stop) {
   TileRank rank(comm, options, wall, stop);
   if (!rank.SetUp()) return 1;
-  rank.Run();
-  return 0;
+  return rank.Run() ? 0 : kExitPeerGone;
 }
 
 void ReportSetUpFailure(const WallComm& comm, const std::string& error) {
