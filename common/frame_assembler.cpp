@@ -66,6 +66,7 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
   timestamp_ = timestamp;
   frame_bytes_ = 0;
   // Partial frames show the previous picture where packets are missing.
+  std::lock_guard lock(handoff_mu_);
   const int previous = ready_ >= 0 ? ready_ : consumer_;
   if (options_.show_partial && previous >= 0)
     std::memcpy(buffers_[assembling_].data(), buffers_[previous].data(), buffers_[assembling_].size());
@@ -81,6 +82,7 @@ void FrameAssembler::Finish() {
   // Publish: the assembled buffer becomes ready; assemble next into the one
   // that is neither ready nor the consumer's (an untaken ready frame is
   // replaced by this newer one).
+  std::lock_guard lock(handoff_mu_);
   const int published = assembling_;
   int next = 0;
   while (next == published || next == consumer_) ++next;
@@ -139,6 +141,7 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
 }
 
 std::optional<ReadyFrame> FrameAssembler::TakeReady() {
+  std::lock_guard lock(handoff_mu_);
   if (!ready_pending_) return std::nullopt;
   consumer_ = ready_;
   ready_ = -1;

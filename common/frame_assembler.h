@@ -15,12 +15,13 @@
 // after a newer frame started are late: counted, never written.
 //
 // Memory: three frame buffers (assembling, ready, and one for the consumer)
-// allocated at construction; Add() never allocates and never logs. Not
-// thread-safe: one network thread calls Add; TakeReady hands a ready frame
-// to the same thread's caller (a renderer takes it under its own lock).
+// allocated at construction; Add() never allocates and never logs. One
+// network thread calls Add; TakeReady may be called from another thread (a
+// renderer): the hand-off takes a lock once per frame, never per packet.
 #pragma once
 
 #include <array>
+#include <mutex>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -100,7 +101,9 @@ class FrameAssembler {
 
   AssemblerOptions options_;
   AssemblerStats stats_;
-  // Triple buffer: indices into buffers_.
+  // Triple buffer: indices into buffers_. handoff_mu_ guards ready_,
+  // consumer_, ready_info_ and ready_pending_.
+  std::mutex handoff_mu_;
   std::array<std::vector<std::byte>, 3> buffers_;
   int assembling_ = 0, ready_ = -1, consumer_ = -1;
   bool have_frame_ = false;      // assembling a frame

@@ -17,7 +17,8 @@ void OnSignal(int) { g_stop = true; }
 int main(int argc, char** argv) {
   using namespace tilestream;
   CLI::App app{"tilestream receiver: receives the tiles a display node shows (RTP/RFC 4175 over UDP),\n"
-               "reassembles frames and counts loss. Headless for now: rendering comes with issue 4.",
+               "reassembles frames, counts loss, and shows them in a mosaic window (--mosaic) or not\n"
+               "(--headless). Esc or q closes the window.",
                "receiver"};
   std::string config_path, layout;
   bool headless = false;
@@ -26,16 +27,29 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--layout", layout, "Tiles as COLUMNSxROWS when there is no --config (default 5x3)");
   app.add_option("--node", o.node, "Display node of the config to serve (default: localhost)");
-  app.add_flag("--headless", headless, "No window: statistics only (required until rendering exists)");
+  app.add_flag("--headless", headless, "No window: statistics only");
+  std::string window;
+  app.add_flag("--mosaic", o.mosaic, "One window showing the node's tiles as the wall, scaled down (bezels black)");
+  app.add_option("--window", window, "Mosaic window size WxH (default 1280x480)");
+  app.add_option("--screenshot", o.screenshot, "Mosaic: save the last picture to this file (PPM)");
   app.add_option("--duration", o.duration_s, "Stop after this many seconds (default: until Ctrl-C)");
   app.add_option("--json", o.json_path, "Write the final report as JSON to this file");
   app.add_option("--frame-log", o.frame_log, "Write 'tile timestamp checksum' for every complete frame");
   app.add_flag("--partial", o.show_partial, "Hand on incomplete frames instead of holding the previous one");
   app.add_flag("-q,--quiet", o.quiet, "No line per second");
   CLI11_PARSE(app, argc, argv);
-  if (!headless) {
-    fmt::print(stderr, "receiver: rendering is not built yet; run with --headless\n");
+  if (headless == o.mosaic) {
+    fmt::print(stderr, "receiver: choose --headless or --mosaic (per-tile fullscreen windows are not built yet)\n");
     return 2;
+  }
+  if (!window.empty()) {
+    auto size = ParseSize(window, "--window", 64, 16384);
+    if (!size.ok()) {
+      fmt::print(stderr, "receiver: {}\n", size.status().message());
+      return 2;
+    }
+    o.window_width = static_cast<int>(size->width);
+    o.window_height = static_cast<int>(size->height);
   }
   WallConfig config;
   if (!config_path.empty()) {

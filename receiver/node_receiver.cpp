@@ -11,6 +11,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/ppm.h"
+#include "receiver/mosaic_layout.h"
+#include "receiver/renderer.h"
 #include "receiver/tile_receiver.h"
 
 namespace tilestream {
@@ -81,8 +84,22 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     tiles.push_back(std::move(r).value());
     indices.push_back(t);
   }
-  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, headless\n", node->name, node->address, tiles.size(),
-             c.wall.tile.width, c.wall.tile.height);
+  std::unique_ptr<Renderer> renderer;
+  if (o.mosaic) {
+    RendererOptions ro;
+    ro.width = o.window_width;
+    ro.height = o.window_height;
+    ro.title = fmt::format("tilestream: {} ({})", node->name, c.wall.layout.ToString());
+    auto r = Renderer::Create(ro, c.wall.tile, MosaicLayout(c.wall, indices, o.window_width, o.window_height));
+    if (!r.ok()) {
+      fmt::print(stderr, "receiver: {}\n", r.status().message());
+      return 1;
+    }
+    renderer = std::move(r).value();
+  }
+  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}\n", node->name, node->address, tiles.size(),
+             c.wall.tile.width, c.wall.tile.height,
+             o.mosaic ? fmt::format("mosaic window {}x{}", o.window_width, o.window_height) : "headless");
   for (size_t i = 0; i < tiles.size(); ++i)
     fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(indices[i], c.wall.layout).Name(), node->address,
                c.routes[indices[i]].port);
@@ -93,8 +110,24 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   const auto start = Clock::now();
   auto next = start + std::chrono::seconds(1);
   Totals previous;
+  uint64_t shown = 0;
   while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (renderer) {
+      bool fresh = false;
+      for (size_t i = 0; i < tiles.size(); ++i) {
+        if (auto f = tiles[i]->TakeReady()) {
+          renderer->Upload(i, f->pixels);
+          fresh = true;
+        }
+      }
+      if (renderer->PollQuit()) break;
+      renderer->Draw();
+      renderer->Present();  // vsync paces the loop where the display has it
+      shown += fresh;
+      if (!fresh) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     if (Clock::now() < next) continue;
     next += std::chrono::seconds(1);
     Totals now;
@@ -112,6 +145,12 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     }
     previous = now;
   }
+  if (renderer && !o.screenshot.empty()) {
+    renderer->Draw();
+    const Status s = WritePpm(o.screenshot, static_cast<uint32_t>(o.window_width),
+                              static_cast<uint32_t>(o.window_height), renderer->ReadPixels());
+    if (!s.ok()) fmt::print(stderr, "receiver: screenshot: {}\n", s.message());
+  }
   for (auto& t : tiles) t->Stop();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
@@ -119,7 +158,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   j["node"] = node->name;
   j["duration_s"] = seconds;
   j["tiles"] = nlohmann::json::array();
-  fmt::print("final report: {:.1f} s, node {}\n", seconds, node->name);
+  fmt::print("final report: {:.1f} s, node {}{}\n", seconds, node->name,
+             renderer ? fmt::format(", {} window updates", shown) : "");
   for (size_t i = 0; i < tiles.size(); ++i) {
     const TileReceiverStats st = tiles[i]->Snapshot();
     const Totals s = Sum(st);

@@ -1,6 +1,7 @@
-// A display node's receiver, headless: one TileReceiver per tile the config
-// gives the node, a line a second, and a final report per tile (text and
-// JSON). Rendering and swap sync (issue 4) are not here yet.
+// A display node's receiver: one TileReceiver per tile the config gives the
+// node, a line a second, and a final report per tile (text and JSON);
+// headless, or with a mosaic window showing the node's tiles as the wall.
+// Per-tile fullscreen windows and swap sync (issue 4) are not here yet.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,9 @@ struct NodeReceiverOptions {
   std::string frame_log;      // "tile timestamp checksum" per complete frame
   bool show_partial = false;
   bool quiet = false;
+  bool mosaic = false;        // a window showing the node's tiles as the wall
+  int window_width = 1280, window_height = 480;
+  std::string screenshot;     // mosaic: save the last picture here (PPM)
 };
 
 // Returns the process exit code.

@@ -41,6 +41,10 @@ class TileReceiver {
   void Start();
   void Stop();
   TileReceiverStats Snapshot() const;
+  // The newest complete (or, with the partial policy, finished) frame since
+  // the last call, for a renderer on another thread; valid until the next
+  // call. Not to be combined with on_frame.
+  std::optional<ReadyFrame> TakeReady() { return assembler_.TakeReady(); }
   uint16_t port() const { return socket_.port(); }
 
  private:

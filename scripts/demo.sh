@@ -6,8 +6,9 @@
 # and streams the movie with one MPI rank per tile, paced at the wall's
 # 30 fps; then prints both final reports (per tile: rate, frames, loss).
 #
-# Not yet: the receiver is headless (statistics only); the SDL2 + OpenGL
-# mosaic window and swap sync come with the receiver's rendering.
+# With a display ($DISPLAY) the receiver shows the wall in a mosaic window
+# and saves its last picture to build/demo-mosaic.ppm; without one it runs
+# headless. Not yet: swap sync, so tiles may show slightly different frames.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -22,7 +23,9 @@ else
   echo "demo: reusing $movie" >&2
 fi
 
-build/receiver/receiver --config configs/demo-5x3.toml --headless -q > build/demo-receiver.txt 2>&1 &
+view=(--headless)
+if [ -n "${DISPLAY:-}" ]; then view=(--mosaic --window 1280x483 --screenshot build/demo-mosaic.ppm); fi
+build/receiver/receiver --config configs/demo-5x3.toml "${view[@]}" -q > build/demo-receiver.txt 2>&1 &
 receiver=$!
 trap 'kill $receiver 2>/dev/null || true' EXIT
 sleep 0.5
@@ -33,4 +36,7 @@ kill -TERM $receiver 2>/dev/null || true
 wait $receiver 2>/dev/null || true
 echo
 cat build/demo-receiver.txt
-echo "demo: not yet: the receiver is headless (no window); rendering and swap sync come next." >&2
+if [ -f build/demo-mosaic.ppm ] && command -v pnmtopng >/dev/null; then
+  pnmtopng build/demo-mosaic.ppm > build/demo-mosaic.png && echo "demo: the last picture: build/demo-mosaic.png" >&2
+fi
+echo "demo: not yet: swap sync across tiles and per-tile fullscreen windows." >&2
