@@ -28,7 +28,7 @@ if [ -n "${DISPLAY:-}" ]; then view=(--mosaic --window 1280x483 --screenshot bui
 build/receiver/receiver --config configs/demo-5x3.toml "${view[@]}" -q > build/demo-receiver.txt 2>&1 &
 receiver=$!
 trap 'kill $receiver 2>/dev/null || true' EXIT
-sleep 0.5
+sleep 2  # the receiver opens its window and sockets before the first frame
 echo "demo: streaming the 5x3 wall for $seconds s (Ctrl-C stops)" >&2
 scripts/streamer.sh --config configs/demo-5x3.toml --movie "$movie" --duration "$seconds" || true
 sleep 0.3
