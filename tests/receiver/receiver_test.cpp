@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -28,88 +29,162 @@ using testing::TempDir;
 
 constexpr uint64_t kFrames = 8, kTicks = 20;
 
-TEST(Receiver, EveryFrameOfEveryTileArrivesChecksumExact) {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-  TempDir dir;
-  WallSettings wall;
-  wall.layout = {2, 2};
-  wall.tile = {160, 100};
-  wall.fps = 25;
-  auto source = MakeSyntheticSource(wall, kFrames, 9, true);
-  CutOptions co;
-  co.wall = wall;
-  co.out_dir = dir / "movie";
-  co.progress = false;
-  ASSERT_TRUE(CutMovie(**source, co).ok());
-  const MovieManifest m = *OpenTileStore(dir / "movie");
-
-  // Four free ports: bind, note, release.
-  std::string ports;
-  for (int i = 0; i < 4; ++i) {
-    UdpReceiverOptions o;
-    o.bind_address = "127.0.0.1";
-    auto r = UdpReceiver::Open(o);
-    ASSERT_TRUE(r.ok());
-    ports += (i ? ", " : "") + std::to_string(r->port());
+class ReceiverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    WallSettings wall;
+    wall.layout = {2, 2};
+    wall.tile = {160, 100};
+    wall.fps = 25;
+    auto source = MakeSyntheticSource(wall, kFrames, 9, true);
+    CutOptions co;
+    co.wall = wall;
+    co.out_dir = dir_ / "movie";
+    co.progress = false;
+    ASSERT_TRUE(CutMovie(**source, co).ok());
+    manifest_ = *OpenTileStore(dir_ / "movie");
+    // Four free ports: bind, note, release. Two nodes of two tiles.
+    std::vector<std::string> ports;
+    for (int i = 0; i < 4; ++i) {
+      UdpReceiverOptions o;
+      o.bind_address = "127.0.0.1";
+      auto r = UdpReceiver::Open(o);
+      ASSERT_TRUE(r.ok());
+      ports.push_back(std::to_string(r->port()));
+    }
+    config_ = dir_ / "wall.toml";
+    std::ofstream(config_) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+                              "[stream]\nmtu = 1500\n"
+                              "[[node]]\nname = \"left\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r1c0\"]\n"
+                              "ports = [" << ports[0] << ", " << ports[2] << "]\n"
+                              "[[node]]\nname = \"right\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c1\", \"r1c1\"]\n"
+                              "ports = [" << ports[1] << ", " << ports[3] << "]\n";
   }
-  const std::string config = dir / "wall.toml";
-  std::ofstream(config) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
-                           "[stream]\nmtu = 1500\n[[node]]\nname = \"local\"\naddress = \"127.0.0.1\"\n"
-                           "tiles = [\"r0c0\", \"r0c1\", \"r1c0\", \"r1c1\"]\nports = ["
-                        << ports << "]\n";
 
-  const pid_t receiver = fork();
-  ASSERT_GE(receiver, 0);
-  if (receiver == 0) {
-    const std::string out = dir / "receiver.txt";
-    execl("/bin/sh", "sh", "-c",
-          ("exec " RECEIVER_PATH " --config " + config + " --headless --duration 12 -q --json " + (dir / "rx.json") +
-           " --frame-log " + (dir / "frames.txt") + " > " + out + " 2>&1")
-              .c_str(),
-          nullptr);
-    _exit(127);
+  // Starts `receiver --headless` for `node`; files are named after `tag`.
+  pid_t StartReceiver(const std::string& node, const std::string& tag) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c",
+            ("exec " RECEIVER_PATH " --config " + config_ + " --node " + node + " --headless -q --json " +
+             (dir_ / (tag + ".json")) + " --frame-log " + (dir_ / (tag + ".txt")) + " > " + (dir_ / (tag + ".out")) +
+             " 2>&1")
+                .c_str(),
+            nullptr);
+      _exit(127);
+    }
+    return pid;
   }
+
+  static void StopReceiver(pid_t pid) {
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+
+  testing::ProcessResult Stream(uint64_t ticks) {
+    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
+                     " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q",
+                 dir_);
+  }
+
+  nlohmann::json Report(const std::string& tag) {
+    std::ifstream in(dir_ / (tag + ".json"));
+    return nlohmann::json::parse(in);
+  }
+
+  // tile -> timestamp -> checksum, from a receiver's frame log.
+  std::map<uint32_t, std::map<uint32_t, std::string>> FrameLog(const std::string& tag) {
+    std::map<uint32_t, std::map<uint32_t, std::string>> logged;
+    std::ifstream log(dir_ / (tag + ".txt"));
+    for (uint32_t tile, ts; log >> tile >> ts;) log >> logged[tile][ts];
+    return logged;
+  }
+
+  std::string StoreChecksum(uint32_t tile, uint64_t frame) {
+    std::vector<std::byte> buffer(manifest_.frame_stride);
+    auto reader = TileReader::Open(manifest_, tile, false);
+    EXPECT_TRUE(reader->ReadFrame(frame, buffer).ok());
+    char text[17];
+    snprintf(text, sizeof text, "%016llx",
+             static_cast<unsigned long long>(FrameChecksum(buffer.data(), manifest_.tile.frame_bytes())));
+    return text;
+  }
+
+  TempDir dir_;
+  MovieManifest manifest_;
+  std::string config_;
+};
+
+TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   sleep(1);
-  const auto tx = Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config +
-                            " --movie " + (dir / "movie") + " --ticks " + std::to_string(kTicks) + " -q",
-                        dir);
+  const auto tx = Stream(kTicks);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
-  kill(receiver, SIGTERM);
-  int status = 0;
-  waitpid(receiver, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  StopReceiver(left);
+  StopReceiver(right);
 
-  std::ifstream json_in(dir / "rx.json");
-  const auto j = nlohmann::json::parse(json_in);
-  ASSERT_EQ(j["tiles"].size(), 4u);
-  for (const auto& t : j["tiles"]) {
-    EXPECT_EQ(t["frames_complete"], kTicks) << t.dump();
-    EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
+  for (const std::string tag : {"left", "right"}) {
+    const auto j = Report(tag);
+    ASSERT_EQ(j["tiles"].size(), 2u);
+    for (const auto& t : j["tiles"]) {
+      EXPECT_EQ(t["frames_complete"], kTicks) << t.dump();
+      EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
+      EXPECT_EQ(t["lost"], 0) << t.dump();
+    }
+    // Per tile, the k-th frame by timestamp is the store's frame k mod 8.
+    for (const auto& [tile, frames] : FrameLog(tag)) {
+      ASSERT_EQ(frames.size(), kTicks);
+      uint64_t tick = 0;
+      const uint32_t base = frames.begin()->first;
+      for (const auto& [ts, sum] : frames) {
+        EXPECT_EQ(ts - base, tick * 3600) << "timestamps 1/25 s apart";
+        EXPECT_EQ(sum, StoreChecksum(tile, tick % kFrames)) << "tile " << tile << " tick " << tick;
+        ++tick;
+      }
+    }
+  }
+}
+
+// kill -9 of one node's receiver mid-stream and a restart: the new one picks
+// the stream up at the next frame and gets every frame after that; the other
+// node never notices.
+TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverStall) {
+  const pid_t left = StartReceiver("left", "left");
+  const pid_t right = StartReceiver("right", "right-1");
+  sleep(1);
+  constexpr uint64_t kLong = 100;  // 4 s at 25 fps
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    kill(right, SIGKILL);
+    waitpid(right, nullptr, 0);
+    const pid_t again = StartReceiver("right", "right-2");
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    StopReceiver(again);
+  });
+  const auto tx = Stream(kLong);
+  killer.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+
+  for (const auto& t : Report("left")["tiles"]) {  // untouched
+    EXPECT_EQ(t["frames_complete"], kLong) << t.dump();
     EXPECT_EQ(t["lost"], 0) << t.dump();
   }
-
-  // Per tile, the k-th frame by timestamp is the store's frame k mod 8.
-  std::map<uint32_t, std::map<uint32_t, std::string>> logged;  // tile -> timestamp -> checksum
-  std::ifstream log(dir / "frames.txt");
-  for (uint32_t tile, ts; log >> tile >> ts;) log >> logged[tile][ts];
-  ASSERT_EQ(logged.size(), 4u);
-  std::vector<std::byte> buffer(m.frame_stride);
-  for (uint32_t t = 0; t < 4; ++t) {
-    ASSERT_EQ(logged[t].size(), kTicks);
-    auto reader = TileReader::Open(m, t, false);
-    uint64_t tick = 0;
-    const uint32_t base = logged[t].begin()->first;
-    for (const auto& [ts, sum] : logged[t]) {
-      EXPECT_EQ(ts - base, tick * 3600) << "timestamps 1/25 s apart";
-      ASSERT_TRUE(reader->ReadFrame(tick % kFrames, buffer).ok());
-      char expected[17];
-      snprintf(expected, sizeof expected, "%016llx",
-               static_cast<unsigned long long>(FrameChecksum(buffer.data(), m.tile.frame_bytes())));
-      EXPECT_EQ(sum, expected) << "tile " << t << " tick " << tick;
-      ++tick;
-    }
+  const auto j = Report("right-2");
+  for (const auto& t : j["tiles"]) {
+    EXPECT_LE(t["frames_incomplete"].get<int>(), 1) << "only the frame it joined in the middle of";
+    EXPECT_GE(t["frames_complete"].get<int>(), 20) << t.dump();
+    EXPECT_EQ(t["lost"], 0) << t.dump();
+  }
+  // From its first complete frame on, every tick arrived: no gap.
+  for (const auto& [tile, frames] : FrameLog("right-2")) {
+    const uint32_t first = frames.begin()->first, last = frames.rbegin()->first;
+    EXPECT_EQ(frames.size(), (last - first) / 3600 + 1) << "tile " << tile;
   }
 }
 
