@@ -111,6 +111,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   auto next = start + std::chrono::seconds(1);
   Totals previous;
   uint64_t shown = 0;
+  auto last_draw = start;
   while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
     if (renderer) {
       bool fresh = false;
@@ -121,10 +122,16 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
         }
       }
       if (renderer->PollQuit()) break;
-      renderer->Draw();
-      renderer->Present();  // vsync paces the loop where the display has it
-      shown += fresh;
-      if (!fresh) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      // Redraw for new frames, and now and then to repaint the window; with
+      // nothing new and no vsync (Xvfb, some drivers) do not spin.
+      if (fresh || Clock::now() - last_draw > std::chrono::milliseconds(100)) {
+        renderer->Draw();
+        renderer->Present();  // vsync paces the loop where the display has it
+        last_draw = Clock::now();
+        shown += fresh;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
