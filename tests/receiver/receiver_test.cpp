@@ -171,7 +171,8 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
 
-  for (const auto& t : Report("left")["tiles"]) {  // untouched
+  const auto left_report = Report("left");
+  for (const auto& t : left_report["tiles"]) {  // untouched
     EXPECT_EQ(t["frames_complete"], kLong) << t.dump();
     EXPECT_EQ(t["lost"], 0) << t.dump();
   }

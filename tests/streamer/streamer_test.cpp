@@ -307,9 +307,10 @@ TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLast
   EXPECT_TRUE(a == b);
 }
 
-std::vector<int> Children(int pid) {
+// Children of `pid`, optionally only those whose command line matches `name`.
+std::vector<int> Children(int pid, const std::string& name = "") {
   std::vector<int> pids;
-  FILE* p = popen(("pgrep -P " + std::to_string(pid)).c_str(), "r");
+  FILE* p = popen(("pgrep -P " + std::to_string(pid) + (name.empty() ? "" : " -f " + name)).c_str(), "r");
   for (int child; p && fscanf(p, "%d", &child) == 1;) pids.push_back(child);
   if (p) pclose(p);
   return pids;
@@ -325,7 +326,7 @@ void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& o
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  std::vector<int> mpirun = Children(pid);
+  std::vector<int> mpirun = Children(pid, "mpirun");
   ASSERT_EQ(mpirun.size(), 1u);
   std::vector<int> ranks = Children(mpirun[0]);
   ASSERT_GE(ranks.size(), 5u);
