@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -64,6 +65,16 @@ class ReceiverTest : public ::testing::Test {
                               "ports = [" << ports[1] << ", " << ports[3] << "]\n";
   }
 
+  // Receivers run until stopped: none may outlive a failed test.
+  void TearDown() override {
+    for (pid_t pid : started_) {
+      if (waitpid(pid, nullptr, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  }
+
   // Starts `receiver --headless` for `node`; files are named after `tag`.
   pid_t StartReceiver(const std::string& node, const std::string& tag) {
     const pid_t pid = fork();
@@ -76,14 +87,16 @@ class ReceiverTest : public ::testing::Test {
             nullptr);
       _exit(127);
     }
+    started_.push_back(pid);
     return pid;
   }
 
-  static void StopReceiver(pid_t pid) {
+  void StopReceiver(pid_t pid) {
     kill(pid, SIGTERM);
     int status = 0;
     waitpid(pid, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    started_.erase(std::remove(started_.begin(), started_.end(), pid), started_.end());
   }
 
   testing::ProcessResult Stream(uint64_t ticks) {
@@ -118,6 +131,7 @@ class ReceiverTest : public ::testing::Test {
   TempDir dir_;
   MovieManifest manifest_;
   std::string config_;
+  std::vector<pid_t> started_;
 };
 
 TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {

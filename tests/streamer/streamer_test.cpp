@@ -222,6 +222,29 @@ TEST_F(StreamerTest, MissingReceiversNeverStopTheStream) {
   EXPECT_THAT(json.str(), HasSubstr("\"frames\": 40"));  // 4 tiles x 10 ticks, all sent
 }
 
+// Children of `pid`, optionally only those whose command line matches `name`.
+std::vector<int> Children(int pid, const std::string& name = "") {
+  std::vector<int> pids;
+  FILE* p = popen(("pgrep -P " + std::to_string(pid) + (name.empty() ? "" : " -f " + name)).c_str(), "r");
+  for (int child; p && fscanf(p, "%d", &child) == 1;) pids.push_back(child);
+  if (p) pclose(p);
+  return pids;
+}
+
+// Whatever happens in a test, the job it started ends with it: mpirun runs
+// in a session of its own under the launcher, so its group is killed too.
+struct JobGuard {
+  pid_t pid;
+  ~JobGuard() {
+    for (int m : Children(pid, "mpirun")) {
+      kill(-m, SIGKILL);
+      kill(m, SIGKILL);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, nullptr, WNOHANG);
+  }
+};
+
 // Starts `command` in a process group of its own, as a terminal runs a
 // foreground job, lets it stream for 3 s, sends `signal` (to the whole group
 // if `to_group`, as Ctrl-C does), and expects every rank to stop with a
@@ -238,6 +261,7 @@ std::string StopsWithAFinalReport(const std::string& command, int signal, bool t
     _exit(127);
   }
   setpgid(pid, pid);
+  JobGuard guard{pid};
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   if (meanwhile) meanwhile();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -307,15 +331,6 @@ TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLast
   EXPECT_TRUE(a == b);
 }
 
-// Children of `pid`, optionally only those whose command line matches `name`.
-std::vector<int> Children(int pid, const std::string& name = "") {
-  std::vector<int> pids;
-  FILE* p = popen(("pgrep -P " + std::to_string(pid) + (name.empty() ? "" : " -f " + name)).c_str(), "r");
-  for (int child; p && fscanf(p, "%d", &child) == 1;) pids.push_back(child);
-  if (p) pclose(p);
-  return pids;
-}
-
 // kill -9 of a tile rank mid-stream: the job ends by itself, naming the tile.
 void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& out) {
   const pid_t pid = fork();
@@ -325,6 +340,7 @@ void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& o
     execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out + " 2>&1").c_str(), nullptr);
     _exit(127);
   }
+  JobGuard guard{pid};
   std::this_thread::sleep_for(std::chrono::seconds(3));
   std::vector<int> mpirun = Children(pid, "mpirun");
   ASSERT_EQ(mpirun.size(), 1u);
