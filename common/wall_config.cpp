@@ -88,10 +88,22 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
 }
 
 void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
-  r.CheckKeys(t, "control", {"listen", "port", "token_file"});
+  r.CheckKeys(t, "control", {"listen", "address", "port", "token_file"});
   r.String(t, "control", "listen", &c->listen_address);
+  r.String(t, "control", "address", &c->address);
   r.Int(t, "control", "port", 1, 65535, &c->port);
   r.String(t, "control", "token_file", &c->token_file);
+}
+
+void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
+  r.CheckKeys(t, "sync", {"enabled", "policy", "deadline_ms"});
+  r.Bool(t, "sync", "enabled", &s->enabled);
+  std::string policy;
+  r.String(t, "sync", "policy", &policy);
+  if (policy == "partial") s->partial = true;
+  else if (!policy.empty() && policy != "skip")
+    r.Error(t.get("policy"), "sync.policy", fmt::format("'{}' is not a policy (skip or partial)", policy));
+  r.Int(t, "sync", "deadline_ms", 0, 10000, &s->deadline_ms);
 }
 
 bool IsIpLiteral(const std::string& a) {
@@ -257,6 +269,9 @@ Status ValidateWallConfig(WallConfig* config) {
   if (!IsLoopbackAddress(c.control.listen_address) && c.control.token_file.empty())
     fail("control.token_file", fmt::format("the control listener on {} is not loopback: a "
                                            "token_file is required", c.control.listen_address));
+  if (IsWildcard(c.control.listen_address) && c.control.address.empty())
+    fail("control.address", fmt::format("the control listener is on every address ({}): say which one "
+                                        "receivers and wallctl connect to", c.control.listen_address));
   if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
 
   std::vector<double> bps(tiles, w.tile_bits_per_second());
@@ -278,10 +293,11 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
                                                e.source().begin.line, e.description()));
   }
   TomlReader r(c.source, &c.key_lines);
-  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control"});
+  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "sync"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
+  if (const toml::table* t = Section(r, root, "sync")) ReadSync(r, *t, &c.sync);
   TableArray(r, root, "nic", [&](const toml::table& t, const std::string& path) {
     c.nics.emplace_back();
     ReadNic(r, t, path, &c.nics.back());

@@ -64,8 +64,27 @@ struct DisplayNode {
 
 struct ControlSettings {
   std::string listen_address = "127.0.0.1";
+  // Where receivers and wallctl connect; empty: listen_address (required
+  // when that is a wildcard).
+  std::string address;
   uint16_t port = 7470;
   std::string token_file;  // required unless listen_address is loopback
+
+  const std::string& client_address() const { return address.empty() ? listen_address : address; }
+};
+
+// Swap sync (docs/control.md): a tick is shown when every tile has it, or at
+// its deadline is skipped on every tile (or shown as it is, with `partial`).
+struct SyncSettings {
+  bool enabled = true;
+  bool partial = false;      // policy "partial"; default "skip"
+  uint32_t deadline_ms = 0;  // after the tick's frame has been sent; 0: one frame interval
+
+  // From the start of a tick's send to its deadline.
+  int64_t deadline_after_tick_ns(double fps) const {
+    const double interval_ns = 1e9 / fps;
+    return static_cast<int64_t>(interval_ns + (deadline_ms ? deadline_ms * 1e6 : interval_ns));
+  }
 };
 
 // Where one tile's stream goes and leaves from.
@@ -83,6 +102,7 @@ struct WallConfig {
   std::vector<Nic> nics;
   std::vector<DisplayNode> nodes;
   ControlSettings control;
+  SyncSettings sync;
   std::vector<TileRoute> routes;  // per tile index; filled by Validate
   // Line of each key in `source` ("node[1].tiles" -> 42), for messages.
   std::vector<std::pair<std::string, int>> key_lines;

@@ -177,9 +177,31 @@ TEST(WallConfig, RejectsNonLoopbackControlWithoutToken) {
   EXPECT_THAT(Error(std::string(kTwoTiles) + "[control]\nlisten = \"0.0.0.0\"\n"),
               HasSubstr("control.token_file: the control listener on 0.0.0.0 is not loopback"));
   auto ok = ParseWallConfig(std::string(kTwoTiles) +
-                                "[control]\nlisten = \"0.0.0.0\"\ntoken_file = \"/etc/wall.token\"\n",
+                                "[control]\nlisten = \"0.0.0.0\"\naddress = \"192.0.2.7\"\n"
+                                "token_file = \"/etc/wall.token\"\n",
                             "wall.toml");
-  EXPECT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->control.client_address(), "192.0.2.7");
+}
+
+TEST(WallConfig, RejectsWildcardControlWithoutClientAddress) {
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[control]\nlisten = \"::\"\ntoken_file = \"/etc/t\"\n"),
+              HasSubstr("control.address: the control listener is on every address (::)"));
+}
+
+TEST(WallConfig, ReadsSyncSettings) {
+  auto c = ParseWallConfig(std::string(kTwoTiles) + "[sync]\npolicy = \"partial\"\ndeadline_ms = 20\n", "w.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->sync.enabled);
+  EXPECT_TRUE(c->sync.partial);
+  EXPECT_EQ(c->sync.deadline_after_tick_ns(25), 40'000'000 + 20'000'000);
+  c = ParseWallConfig(kTwoTiles, "w.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->sync.partial);
+  EXPECT_EQ(c->sync.deadline_after_tick_ns(25), 80'000'000);  // one interval to send, one of slack
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\npolicy = \"wait\"\n"),
+              HasSubstr("sync.policy: 'wait' is not a policy (skip or partial)"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\nenable = true\n"), HasSubstr("sync.enable: unknown key"));
 }
 
 TEST(WallConfig, RejectsPayloadTypeOutsideDynamicRange) {

@@ -1,0 +1,151 @@
+#include "common/line_channel.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/udp_socket.h"
+
+namespace tilestream {
+namespace {
+
+bool SetNonBlocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+bool IsSoft(int err) { return err == EINTR || err == EAGAIN || err == EWOULDBLOCK; }
+
+}  // namespace
+
+Result<UniqueFd> ListenTcp(const std::string& address, uint16_t port) {
+  auto a = SocketAddress::Resolve(address, port);
+  if (!a.ok()) return a.status();
+  UniqueFd fd(socket(a->storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return Status::IoError("socket", errno);
+  const int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd.get(), a->sockaddr_ptr(), a->length) != 0)
+    return Status::IoError(fmt::format("bind {}:{}", address, port), errno);
+  if (listen(fd.get(), 64) != 0) return Status::IoError("listen", errno);
+  return fd;
+}
+
+Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeout_ms) {
+  auto a = SocketAddress::Resolve(address, port);
+  if (!a.ok()) return a.status();
+  UniqueFd fd(socket(a->storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return Status::IoError("socket", errno);
+  const std::string where = fmt::format("connect {}:{}", address, port);
+  if (connect(fd.get(), a->sockaddr_ptr(), a->length) != 0) {
+    if (errno != EINPROGRESS) return Status::IoError(where, errno);
+    pollfd p{fd.get(), POLLOUT, 0};
+    const int n = poll(&p, 1, timeout_ms);
+    if (n == 0) return Status::IoError(where + ": timed out");
+    if (n < 0) return Status::IoError(where, errno);
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) return Status::IoError(where, err);
+  }
+  const int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+LineChannel::LineChannel(UniqueFd fd) : fd_(std::move(fd)) {
+  if (fd_.valid()) {
+    SetNonBlocking(fd_.get());
+    const int one = 1;
+    setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+}
+
+void LineChannel::Close(std::string why) {
+  if (broken_) return;
+  broken_ = true;
+  why_ = std::move(why);
+  fd_.reset();
+}
+
+bool LineChannel::Receive() {
+  if (!open()) return false;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = recv(fd_.get(), buf, sizeof buf, 0);
+    if (n > 0) {
+      input_.append(buf, static_cast<size_t>(n));
+      // A peer may not grow our buffer past one line's limit without a "\n".
+      const size_t newline = input_.find('\n', scanned_);
+      if (newline == std::string::npos) {
+        scanned_ = input_.size();
+        if (input_.size() > kMaxLineBytes) {
+          Close("line too long");
+          return false;
+        }
+      } else if (input_.size() > 64 * kMaxLineBytes) {
+        Close("peer sends faster than it is read");
+        return false;
+      }
+      continue;
+    }
+    if (n == 0) {
+      Close("peer closed");
+      return false;
+    }
+    if (IsSoft(errno)) return true;
+    Close(std::strerror(errno));
+    return false;
+  }
+}
+
+std::optional<std::string> LineChannel::NextLine() {
+  const size_t newline = input_.find('\n');
+  if (newline == std::string::npos) {
+    scanned_ = input_.size();
+    return std::nullopt;
+  }
+  if (newline > kMaxLineBytes) {
+    Close("line too long");
+    input_.clear();
+    return std::nullopt;
+  }
+  std::string line = input_.substr(0, newline);
+  input_.erase(0, newline + 1);
+  scanned_ = 0;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+bool LineChannel::Send(std::string_view line) {
+  if (!open()) return false;
+  if (output_.size() + line.size() + 1 > kMaxPendingOutput) {
+    Close("peer reads too slowly");
+    return false;
+  }
+  output_.append(line);
+  output_.push_back('\n');
+  return Flush();
+}
+
+bool LineChannel::Flush() {
+  while (open() && !output_.empty()) {
+    const ssize_t n = send(fd_.get(), output_.data(), output_.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      output_.erase(0, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && IsSoft(errno)) return true;
+    Close(n == 0 ? "send returned 0" : std::strerror(errno));
+  }
+  return open();
+}
+
+}  // namespace tilestream
