@@ -67,7 +67,7 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
   frame_bytes_ = 0;
   // Partial frames show the previous picture where packets are missing.
   std::lock_guard lock(handoff_mu_);
-  const int previous = ready_ >= 0 ? ready_ : consumer_;
+  const int previous = queued_ ? queue_[queued_ - 1].buffer : consumer_;
   if (options_.show_partial && previous >= 0)
     std::memcpy(buffers_[assembling_].data(), buffers_[previous].data(), buffers_[assembling_].size());
 }
@@ -79,20 +79,30 @@ void FrameAssembler::Finish() {
   have_finished_ = true;
   finished_timestamp_ = timestamp_;
   if (!complete && !options_.show_partial) return;  // hold the previous picture
-  // Publish: the assembled buffer becomes ready; assemble next into the one
-  // that is neither ready nor the consumer's (an untaken ready frame is
-  // replaced by this newer one).
+  // Queue the assembled buffer (a full queue drops its oldest frame) and
+  // assemble next into one that is neither queued nor the consumer's.
   std::lock_guard lock(handoff_mu_);
-  const int published = assembling_;
-  int next = 0;
-  while (next == published || next == consumer_) ++next;
-  ready_ = published;
-  assembling_ = next;
-  ready_info_ = {buffers_[published].data(), timestamp_, complete};
-  ready_pending_ = true;
+  if (queued_ == kQueue) PopQueue(1);
+  queue_[queued_++] = {assembling_, {buffers_[assembling_].data(), timestamp_, complete}};
+  just_finished_ = queue_[queued_ - 1].info;
+  has_just_finished_ = true;
+  for (int b = 0; b < static_cast<int>(buffers_.size()); ++b) {
+    bool used = b == consumer_;
+    for (size_t i = 0; i < queued_; ++i) used = used || queue_[i].buffer == b;
+    if (!used) {
+      assembling_ = b;
+      break;
+    }
+  }
+}
+
+void FrameAssembler::PopQueue(size_t n) {
+  for (size_t i = n; i < queued_; ++i) queue_[i - n] = queue_[i];
+  queued_ -= n;
 }
 
 AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_storage* from) {
+  has_just_finished_ = false;
   if (has_source_ && from && !source_.SameHost(*from)) {
     ++stats_.foreign_source;
     return AddResult::kForeignSource;
@@ -142,11 +152,24 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
 
 std::optional<ReadyFrame> FrameAssembler::TakeReady() {
   std::lock_guard lock(handoff_mu_);
-  if (!ready_pending_) return std::nullopt;
-  consumer_ = ready_;
-  ready_ = -1;
-  ready_pending_ = false;
-  return ready_info_;
+  if (queued_ == 0) return std::nullopt;
+  const Queued newest = queue_[queued_ - 1];
+  queued_ = 0;
+  consumer_ = newest.buffer;
+  return newest.info;
+}
+
+std::optional<ReadyFrame> FrameAssembler::TakeFrame(uint32_t timestamp, bool incomplete_ok) {
+  std::lock_guard lock(handoff_mu_);
+  size_t older = 0;
+  while (older < queued_ && TimestampDelta(queue_[older].info.timestamp, timestamp) < 0) ++older;
+  PopQueue(older);
+  if (queued_ == 0 || queue_[0].info.timestamp != timestamp) return std::nullopt;
+  if (!queue_[0].info.complete && !incomplete_ok) return std::nullopt;
+  const Queued q = queue_[0];
+  PopQueue(1);
+  consumer_ = q.buffer;
+  return q.info;
 }
 
 }  // namespace tilestream

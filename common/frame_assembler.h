@@ -14,10 +14,13 @@
 // the policy shows partial frames. Packets of an older timestamp arriving
 // after a newer frame started are late: counted, never written.
 //
-// Memory: three frame buffers (assembling, ready, and one for the consumer)
-// allocated at construction; Add() never allocates and never logs. One
-// network thread calls Add; TakeReady may be called from another thread (a
-// renderer): the hand-off takes a lock once per frame, never per packet.
+// Memory: five frame buffers allocated at construction: one assembling, up
+// to three finished frames queued for the consumer (a swap-synced receiver
+// holds a frame until the wall releases its tick, while the next ones
+// arrive), and the one the consumer holds. Add() never allocates and never
+// logs. One network thread calls Add; TakeReady/TakeFrame may be called
+// from another thread (a renderer): the hand-off takes a lock once per
+// frame, never per packet.
 #pragma once
 
 #include <array>
@@ -85,9 +88,16 @@ class FrameAssembler {
   AddResult Add(std::span<const std::byte> packet, const sockaddr_storage* from = nullptr);
   void ExpectSource(const SocketAddress& source) { source_ = source; has_source_ = true; }
 
-  // The newest finished frame, once; nullopt if none since the last call.
-  // The buffer stays valid until the next call to TakeReady.
+  // The frame the last Add finished and queued, or null: for the network
+  // thread to look at (checksum, report) before the consumer may take it.
+  const ReadyFrame* just_finished() const { return has_just_finished_ ? &just_finished_ : nullptr; }
+
+  // The newest finished frame, once (older queued ones are dropped);
+  // nullopt if none since the last call. Valid until the next Take.
   std::optional<ReadyFrame> TakeReady();
+  // The queued frame of RTP timestamp `timestamp` (older ones are dropped);
+  // an incomplete one only if `incomplete_ok`. Valid until the next Take.
+  std::optional<ReadyFrame> TakeFrame(uint32_t timestamp, bool incomplete_ok);
 
   const AssemblerStats& stats() const { return stats_; }
 
@@ -96,23 +106,32 @@ class FrameAssembler {
 
   bool AcceptSequence(uint16_t sequence);  // false: duplicate
   void Finish();                           // the assembling frame is done
+  void PopQueue(size_t n);                 // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
   void ResetSequence() { have_sequence_ = false; }
 
   AssemblerOptions options_;
   AssemblerStats stats_;
-  // Triple buffer: indices into buffers_. handoff_mu_ guards ready_,
-  // consumer_, ready_info_ and ready_pending_.
+  static constexpr size_t kQueue = 3;  // finished frames waiting for the consumer
+  struct Queued {
+    int buffer;
+    ReadyFrame info;
+  };
+
+  // Indices into buffers_. handoff_mu_ guards consumer_, queue_ and
+  // queued_ (assembling_ is the network thread's alone).
   std::mutex handoff_mu_;
-  std::array<std::vector<std::byte>, 3> buffers_;
-  int assembling_ = 0, ready_ = -1, consumer_ = -1;
+  std::array<std::vector<std::byte>, kQueue + 2> buffers_;
+  int assembling_ = 0, consumer_ = -1;
+  std::array<Queued, kQueue> queue_{};  // oldest first
+  size_t queued_ = 0;
+  ReadyFrame just_finished_;  // the network thread's copy
+  bool has_just_finished_ = false;
   bool have_frame_ = false;      // assembling a frame
   uint32_t timestamp_ = 0;       // of the assembling frame
   uint64_t frame_bytes_ = 0;     // received for it
   bool have_finished_ = false;
   uint32_t finished_timestamp_ = 0;  // the newest finished frame
-  ReadyFrame ready_info_;
-  bool ready_pending_ = false;
   // Sequence tracking (RFC 3550 appendix A.1 style).
   bool have_sequence_ = false;
   uint64_t max_sequence_ = 0;  // extended

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,17 @@ Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeo
   const int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path);
+  std::string token;
+  if (!in || !std::getline(in, token)) return Status::IoError("token file " + path, errno);
+  const auto first = token.find_first_not_of(" \t\r");
+  const auto last = token.find_last_not_of(" \t\r");
+  token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
+  if (token.empty()) return Status::InvalidArgument("token file " + path + " is empty");
+  return token;
 }
 
 LineChannel::LineChannel(UniqueFd fd) : fd_(std::move(fd)) {

@@ -31,6 +31,10 @@ Result<UniqueFd> ListenTcp(const std::string& address, uint16_t port);
 // A connected, non-blocking socket; fails after timeout_ms.
 Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeout_ms);
 
+// The token in `path` (a control.token_file): its first line, surrounding
+// whitespace removed; an empty token is an error.
+Result<std::string> ReadToken(const std::string& path);
+
 class LineChannel {
  public:
   LineChannel() = default;

@@ -21,7 +21,7 @@ void SwapSyncMaster::SetMember(uint32_t tile, bool member) {
 
 void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns) {
   if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
-  pending_.push_back({tick, timestamp, deadline_ns, std::vector<bool>(tiles_, false)});
+  pending_.push_back({tick, timestamp, deadline_ns, members_, std::vector<bool>(tiles_, false)});
 }
 
 void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
@@ -38,8 +38,14 @@ void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
 
 bool SwapSyncMaster::AllComplete(const Pending& p) const {
   for (uint32_t t = 0; t < tiles_; ++t)
-    if (members_[t] && !p.complete[t]) return false;
+    if (p.members[t] && members_[t] && !p.complete[t]) return false;
   return true;
+}
+
+bool SwapSyncMaster::AnyMember(const Pending& p) const {
+  for (uint32_t t = 0; t < tiles_; ++t)
+    if (p.members[t] && members_[t]) return true;
+  return false;
 }
 
 void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out) {
@@ -56,7 +62,7 @@ void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncE
 void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
-    if (member_count_ == 0) {
+    if (!AnyMember(p)) {
       // Nobody to show it: drop it, uncounted.
     } else if (AllComplete(p)) {
       Release(SyncDecision::kPresent, p, out);

@@ -43,9 +43,10 @@ class SwapSyncMaster {
  public:
   SwapSyncMaster(uint32_t tiles, bool partial_policy);
 
-  // Whether tile's receiver takes part (its node is connected). Ticks are
-  // released when every taking-part tile has them; with none, every tick is
-  // dropped uncounted.
+  // Whether tile's receiver takes part (its node is connected). A tick is
+  // released when every tile that took part when it opened, and still
+  // does, has it (a node joining mid-stream waits for the next tick); with
+  // none, the tick is dropped uncounted.
   void SetMember(uint32_t tile, bool member);
   bool member(uint32_t tile) const { return members_[tile]; }
 
@@ -72,6 +73,7 @@ class SwapSyncMaster {
     uint64_t tick;
     uint32_t timestamp;
     int64_t deadline_ns;
+    std::vector<bool> members;  // at open
     std::vector<bool> complete;
   };
   struct Released {
@@ -84,6 +86,7 @@ class SwapSyncMaster {
   static constexpr size_t kMaxReleased = 64;   // ticks whose skew is being measured
 
   bool AllComplete(const Pending& p) const;
+  bool AnyMember(const Pending& p) const;
   void Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out);
   void FinishSkew(const Released& r);
 

@@ -96,7 +96,7 @@ void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
 }
 
 void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
-  r.CheckKeys(t, "sync", {"enabled", "policy", "deadline_ms"});
+  r.CheckKeys(t, "sync", {"enabled", "policy", "deadline_ms", "wait_ms"});
   r.Bool(t, "sync", "enabled", &s->enabled);
   std::string policy;
   r.String(t, "sync", "policy", &policy);
@@ -104,6 +104,7 @@ void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
   else if (!policy.empty() && policy != "skip")
     r.Error(t.get("policy"), "sync.policy", fmt::format("'{}' is not a policy (skip or partial)", policy));
   r.Int(t, "sync", "deadline_ms", 0, 10000, &s->deadline_ms);
+  r.Int(t, "sync", "wait_ms", 0, 600000, &s->wait_ms);
 }
 
 bool IsIpLiteral(const std::string& a) {

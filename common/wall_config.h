@@ -79,6 +79,7 @@ struct SyncSettings {
   bool enabled = true;
   bool partial = false;      // policy "partial"; default "skip"
   uint32_t deadline_ms = 0;  // after the tick's frame has been sent; 0: one frame interval
+  uint32_t wait_ms = 2000;   // before tick 0, for every display node to join
 
   // From the start of a tick's send to its deadline.
   int64_t deadline_after_tick_ns(double fps) const {

@@ -36,8 +36,11 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json_path, "Write the final report as JSON to this file");
   app.add_option("--frame-log", o.frame_log, "Write 'tile timestamp checksum' for every complete frame");
   app.add_flag("--partial", o.show_partial, "Hand on incomplete frames instead of holding the previous one");
+  bool no_sync = false;
+  app.add_flag("--no-sync", no_sync, "Show frames as they come, without the coordinator's swap sync");
   app.add_flag("-q,--quiet", o.quiet, "No line per second");
   CLI11_PARSE(app, argc, argv);
+  o.sync = !no_sync;
   if (headless == o.mosaic) {
     fmt::print(stderr, "receiver: choose --headless or --mosaic (per-tile fullscreen windows are not built yet)\n");
     return 2;

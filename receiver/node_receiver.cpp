@@ -14,6 +14,7 @@
 #include "common/ppm.h"
 #include "receiver/mosaic_layout.h"
 #include "receiver/renderer.h"
+#include "receiver/sync_client.h"
 #include "receiver/tile_receiver.h"
 
 namespace tilestream {
@@ -23,6 +24,16 @@ struct Totals {
   uint64_t bytes = 0, packets = 0, lost = 0, reordered = 0, duplicate = 0, late = 0, malformed = 0,
            foreign = 0, complete = 0, incomplete = 0;
 };
+
+struct SyncCounts {
+  uint64_t presented = 0, partial = 0, skipped = 0, missing = 0;  // missing: released, but not here
+};
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
 
 Totals Sum(const TileReceiverStats& s) {
   const AssemblerStats& a = s.assembler;
@@ -52,6 +63,22 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
       return 2;
     }
   }
+  std::unique_ptr<SyncClient> sync;
+  if (c.sync.enabled && o.sync) {
+    SyncClientOptions so;
+    so.address = c.control.client_address();
+    so.port = c.control.port;
+    so.node = node->name;
+    if (!c.control.token_file.empty()) {
+      auto token = ReadToken(c.control.token_file);
+      if (!token.ok()) {
+        fmt::print(stderr, "receiver: {}\n", token.status().message());
+        return 2;
+      }
+      so.token = *token;
+    }
+    sync = std::make_unique<SyncClient>(std::move(so));
+  }
   std::vector<std::unique_ptr<TileReceiver>> tiles;
   std::vector<uint32_t> indices;
   for (uint32_t t = 0; t < c.tile_count(); ++t) {
@@ -60,7 +87,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     to.tile_index = t;
     to.assembler.tile = c.wall.tile;
     to.assembler.ssrc = TileSsrc(t);
-    to.assembler.show_partial = o.show_partial;
+    to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
+    if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
     to.socket.bind_address = node->address;
     to.socket.port = c.routes[t].port;
     to.socket.receive_buffer = c.stream.receive_buffer;
@@ -97,9 +125,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     }
     renderer = std::move(r).value();
   }
-  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}\n", node->name, node->address, tiles.size(),
+  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}, {}\n", node->name, node->address, tiles.size(),
              c.wall.tile.width, c.wall.tile.height,
-             o.mosaic ? fmt::format("mosaic window {}x{}", o.window_width, o.window_height) : "headless");
+             o.mosaic ? fmt::format("mosaic window {}x{}", o.window_width, o.window_height) : "headless",
+             sync ? fmt::format("swap sync via {}:{}", c.control.client_address(), c.control.port) : "no swap sync");
   for (size_t i = 0; i < tiles.size(); ++i)
     fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(indices[i], c.wall.layout).Name(), node->address,
                c.routes[indices[i]].port);
@@ -112,8 +141,52 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   Totals previous;
   uint64_t shown = 0;
   auto last_draw = start;
-  while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
+  SyncCounts synced;
+  std::vector<SyncEvent> events;
+  std::vector<bool> got(tiles.size());
+  // Shows the released tick on every tile of the node at once, and says when.
+  auto present = [&](const SyncEvent& e) {
+    if (e.decision == SyncDecision::kSkip) {
+      ++synced.skipped;
+      return;
+    }
+    ++(e.decision == SyncDecision::kPartial ? synced.partial : synced.presented);
+    bool any = false;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      auto f = tiles[i]->TakeFrame(e.timestamp, e.decision == SyncDecision::kPartial);
+      got[i] = f.has_value();
+      any = any || got[i];
+      if (!got[i]) ++synced.missing;
+      else if (renderer) renderer->Upload(i, f->pixels);
+    }
+    if (!any) return;
     if (renderer) {
+      renderer->Draw();
+      renderer->Present();
+      last_draw = Clock::now();
+      ++shown;
+    }
+    const int64_t now = RealtimeNs();
+    for (size_t i = 0; i < tiles.size(); ++i)
+      if (got[i]) sync->ReportShown(indices[i], e.timestamp, now);
+  };
+  while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
+    if (sync) {
+      events.clear();
+      sync->Poll(renderer ? 2 : 5, &events);
+      for (const SyncEvent& e : events) present(e);
+    }
+    if (sync && sync->subscribed()) {
+      // The coordinator decides what is shown; repaint now and then only.
+      if (renderer) {
+        if (renderer->PollQuit()) break;
+        if (Clock::now() - last_draw > std::chrono::milliseconds(100)) {
+          renderer->Draw();
+          renderer->Present();
+          last_draw = Clock::now();
+        }
+      }
+    } else if (renderer) {
       bool fresh = false;
       for (size_t i = 0; i < tiles.size(); ++i) {
         if (auto f = tiles[i]->TakeReady()) {
@@ -129,10 +202,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
         renderer->Present();  // vsync paces the loop where the display has it
         last_draw = Clock::now();
         shown += fresh;
-      } else {
+      } else if (!sync) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
-    } else {
+    } else if (!sync) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (Clock::now() < next) continue;
@@ -167,6 +240,12 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   j["tiles"] = nlohmann::json::array();
   fmt::print("final report: {:.1f} s, node {}{}\n", seconds, node->name,
              renderer ? fmt::format(", {} window updates", shown) : "");
+  if (sync) {
+    fmt::print("swap sync: {} ticks presented, {} partial, {} skipped, {} tile frames released but missing here\n",
+               synced.presented, synced.partial, synced.skipped, synced.missing);
+    j["sync"] = {{"presented", synced.presented}, {"partial", synced.partial}, {"skipped", synced.skipped},
+                 {"missing", synced.missing}};
+  }
   for (size_t i = 0; i < tiles.size(); ++i) {
     const TileReceiverStats st = tiles[i]->Snapshot();
     const Totals s = Sum(st);

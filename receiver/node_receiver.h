@@ -1,7 +1,9 @@
 // A display node's receiver: one TileReceiver per tile the config gives the
 // node, a line a second, and a final report per tile (text and JSON);
 // headless, or with a mosaic window showing the node's tiles as the wall.
-// Per-tile fullscreen windows and swap sync (issue 4) are not here yet.
+// With swap sync (the config's [sync], unless turned off here), the node
+// shows a tick only when the coordinator releases it (receiver/sync_client.h).
+// Per-tile fullscreen windows (issue 4) are not here yet.
 #pragma once
 
 #include <atomic>
@@ -17,6 +19,7 @@ struct NodeReceiverOptions {
   std::string json_path;
   std::string frame_log;      // "tile timestamp checksum" per complete frame
   bool show_partial = false;
+  bool sync = true;           // take part in the config's swap sync
   bool quiet = false;
   bool mosaic = false;        // a window showing the node's tiles as the wall
   int window_width = 1280, window_height = 480;

@@ -48,8 +48,11 @@ void TileReceiver::Loop() {
   while (!stop_.load(std::memory_order_relaxed)) {
     if (socket_.ReceiveBatch() > 0) {
       socket_.ForEachDatagram([this](std::span<const std::byte> d, const sockaddr_storage& from) {
-        if (assembler_.Add(d, &from) != AddResult::kOk || !options_.on_frame) return;
-        if (auto frame = assembler_.TakeReady(); frame && frame->complete) {
+        if (assembler_.Add(d, &from) != AddResult::kOk) return;
+        const ReadyFrame* frame = assembler_.just_finished();
+        if (!frame || !frame->complete) return;
+        if (options_.on_complete) options_.on_complete(options_.tile_index, frame->timestamp);
+        if (options_.on_frame) {
           options_.on_frame(options_.tile_index, frame->timestamp,
                             FrameChecksum(frame->pixels, options_.assembler.tile.frame_bytes()));
         }

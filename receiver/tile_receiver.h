@@ -26,6 +26,9 @@ struct TileReceiverOptions {
   // Called on the network thread for every complete frame (tile, RTP
   // timestamp, checksum of its pixels); empty: no checksums are computed.
   std::function<void(uint32_t, uint32_t, uint64_t)> on_frame;
+  // Called on the network thread for every complete frame (tile, RTP
+  // timestamp) before a consumer can take it: the swap sync report.
+  std::function<void(uint32_t, uint32_t)> on_complete;
 };
 
 struct TileReceiverStats {
@@ -41,10 +44,13 @@ class TileReceiver {
   void Start();
   void Stop();
   TileReceiverStats Snapshot() const;
-  // The newest complete (or, with the partial policy, finished) frame since
-  // the last call, for a renderer on another thread; valid until the next
-  // call. Not to be combined with on_frame.
+  // For a renderer on another thread (see FrameAssembler): the newest
+  // complete (or, with the partial policy, finished) frame since the last
+  // call, or the frame of one RTP timestamp; valid until the next call.
   std::optional<ReadyFrame> TakeReady() { return assembler_.TakeReady(); }
+  std::optional<ReadyFrame> TakeFrame(uint32_t timestamp, bool incomplete_ok) {
+    return assembler_.TakeFrame(timestamp, incomplete_ok);
+  }
   uint16_t port() const { return socket_.port(); }
 
  private:

@@ -12,6 +12,8 @@
 
 #include "common/pacer.h"
 #include "common/sdp.h"
+#include "common/swap_sync.h"
+#include "streamer/control_server.h"
 #include "streamer/messages.h"
 #include "streamer/report.h"
 
@@ -29,7 +31,8 @@ class Coordinator {
  public:
   Coordinator(const WallComm& comm, const StreamerOptions& options, const Wall& wall, const std::atomic<bool>* stop)
       : comm_(comm), options_(options), wall_(wall), c_(wall.config), stop_(stop), tiles_(c_.tile_count()),
-        latest_(tiles_), previous_(tiles_), heard_ns_(tiles_, 0), final_(tiles_, false) {}
+        latest_(tiles_), previous_(tiles_), heard_ns_(tiles_, 0), final_(tiles_, false),
+        sync_(tiles_, c_.sync.partial) {}
 
   int Run() {
     if (!CollectReady()) {
@@ -40,6 +43,14 @@ class Coordinator {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
+    auto server = ControlServer::Open(c_, &sync_, nullptr);
+    if (!server.ok()) {
+      fmt::print(stderr, "streamer: {}\n", server.status().message());
+      Broadcast(TickCommand::kStop, 0, 0);
+      return 1;
+    }
+    server_ = std::move(server).value();
+    if (!options_.bench && c_.sync.enabled) WaitForDisplayNodes();
     start_ns_ = clock_.NowNs();
     for (int64_t& h : heard_ns_) h = start_ns_;
     const bool ok = options_.bench ? RunBench() : RunPlay();
@@ -126,6 +137,23 @@ class Coordinator {
     return true;
   }
 
+  // Tick 0 shows on every tile only if every display node has joined the
+  // swap sync: give them sync.wait_ms, then start without the missing ones.
+  void WaitForDisplayNodes() {
+    const int64_t give_up = clock_.NowNs() + int64_t{c_.sync.wait_ms} * 1'000'000;
+    while (server_->synced_nodes() < c_.nodes.size() && clock_.NowNs() < give_up && !stop_->load())
+      server_->Poll(10'000'000);
+    if (server_->synced_nodes() == c_.nodes.size()) return;
+    std::string missing;
+    for (uint32_t n = 0; n < c_.nodes.size(); ++n) {
+      bool synced = false;
+      for (uint32_t t = 0; t < tiles_; ++t) synced = synced || (c_.routes[t].node == n && sync_.member(t));
+      if (!synced) missing += (missing.empty() ? "" : ", ") + c_.nodes[n].name;
+    }
+    fmt::print("streamer: swap sync: starting without display node(s) {} (they join when they connect)\n", missing);
+    std::fflush(stdout);
+  }
+
   // The frame clock: tick k at start + k / fps; every tile sends frame
   // k mod frames (looping) with the same RTP timestamp.
   bool RunPlay() {
@@ -144,16 +172,17 @@ class Coordinator {
           PrintSecond();
           next_second += kSecond;
         }
-        const int64_t left = due - clock_.NowNs();
-        if (left > 0) Sleep(std::min<int64_t>(left, 2'000'000));
+        const int64_t now = clock_.NowNs();
+        Wait(std::min({due - now, int64_t{2'000'000}, sync_.next_deadline_ns() - now}));
       }
       if (stop_->load() || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
-      Broadcast(TickCommand::kPlay, tick, frames ? tick % frames : 0,
-                RtpTimestampForTick(tick, c_.wall.fps, timestamp_base), interval);
+      const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
+      Broadcast(TickCommand::kPlay, tick, frames ? tick % frames : 0, timestamp, interval);
+      if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
     }
-    // Let the last frame go out before stopping.
-    const int64_t end = clock_.NowNs() + interval;
-    while (clock_.NowNs() < end) Sleep(1'000'000);
+    // Let the last frames go out and be decided before stopping.
+    const int64_t end = clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps);
+    while (clock_.NowNs() < end) Wait(1'000'000);
     return true;
   }
 
@@ -168,7 +197,7 @@ class Coordinator {
         Broadcast(TickCommand::kHeartbeat, 0, 0);
         next_second += kSecond;
       }
-      Sleep(10'000'000);
+      Wait(10'000'000);
     }
     return true;
   }
@@ -244,7 +273,13 @@ class Coordinator {
       previous_[t] = latest_[t];
     }
     if (!options_.quiet) {
-      fmt::print("{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams));
+      std::string sync;
+      if (server_->synced_nodes() > 0) {
+        const SyncStats& st = sync_.stats();
+        sync = fmt::format("  sync: {} nodes, {} shown, {} skipped, skew max {:.2f} ms", server_->synced_nodes(),
+                           st.presented + st.partial, st.skipped, sync_.TakeRecentMaxSkew() / 1e6);
+      }
+      fmt::print("{}{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams), sync);
       std::fflush(stdout);
     }
   }
@@ -270,12 +305,23 @@ class Coordinator {
     for (uint32_t t = 0; t < tiles_; ++t) streams.push_back(Summarize(latest_[t], c_));
     const double seconds = (clock_.NowNs() - start_ns_) / 1e9;
     fmt::print("{}", FinalReport(seconds, streams));
+    const bool synced = !options_.bench && c_.sync.enabled;
+    if (synced) fmt::print("{}\n", SyncReportLine(sync_));
     std::fflush(stdout);
     if (!options_.json_path.empty()) {
       std::ofstream out(options_.json_path);
-      out << FinalReportJson(seconds, streams, c_, options_.bench);
+      out << FinalReportJson(seconds, streams, c_, options_.bench, synced ? &sync_ : nullptr);
       if (!out) fmt::print(stderr, "streamer: cannot write {}\n", options_.json_path);
     }
+  }
+
+  // Serves the control listener for up to ns, then sends the sync decisions
+  // now due.
+  void Wait(int64_t ns) {
+    server_->Poll(ns);
+    events_.clear();
+    sync_.Decide(clock_.NowNs(), &events_);
+    server_->SendSync(events_);
   }
 
   static void Sleep(int64_t ns) {
@@ -294,6 +340,9 @@ class Coordinator {
   std::vector<int64_t> heard_ns_;
   std::vector<bool> final_;
   int64_t start_ns_ = 0;
+  SwapSyncMaster sync_;
+  std::vector<SyncEvent> events_;
+  std::unique_ptr<ControlServer> server_;
 };
 
 }  // namespace

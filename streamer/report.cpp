@@ -80,8 +80,28 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
   return out;
 }
 
+namespace {
+
+// The q-quantile of `values` in milliseconds (0 when empty).
+double QuantileMs(std::vector<int64_t> values, double q) {
+  if (values.empty()) return 0;
+  const size_t k = std::min(values.size() - 1, static_cast<size_t>(q * values.size()));
+  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(k), values.end());
+  return values[k] / 1e6;
+}
+
+}  // namespace
+
+std::string SyncReportLine(const SwapSyncMaster& sync) {
+  const SyncStats& s = sync.stats();
+  return fmt::format("swap sync: {} ticks shown, {} skipped, {} partial; skew mean {:.3f}, p99 {:.3f}, max {:.3f} ms "
+                     "({} ticks measured)",
+                     s.presented, s.skipped, s.partial, s.skew_mean_ms(), QuantileMs(sync.skews_ns(), 0.99),
+                     s.skew_max_ns / 1e6, s.skew_samples);
+}
+
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
-                            const WallConfig& config, bool bench) {
+                            const WallConfig& config, bool bench, const SwapSyncMaster* sync) {
   nlohmann::json j;
   j["duration_s"] = seconds;
   j["mode"] = bench ? "bench" : "play";
@@ -101,6 +121,13 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
   j["aggregate"] = {{"streams", streams.size()}, {"mbps", t.mbps}, {"cpu_percent", t.cpu},
                     {"send_errors", t.errors}, {"disk_mbytes_per_s", t.disk}, {"frames", t.frames},
                     {"late_frames", t.late}, {"skipped_ticks", t.skipped}, {"missed_frames", t.missed}};
+  if (sync) {
+    const SyncStats& s = sync->stats();
+    j["sync"] = {{"presented", s.presented}, {"skipped", s.skipped}, {"partial", s.partial},
+                 {"unmatched", s.unmatched}, {"skew_samples", s.skew_samples}, {"skew_mean_ms", s.skew_mean_ms()},
+                 {"skew_p50_ms", QuantileMs(sync->skews_ns(), 0.5)},
+                 {"skew_p99_ms", QuantileMs(sync->skews_ns(), 0.99)}, {"skew_max_ms", s.skew_max_ns / 1e6}};
+  }
   return j.dump(2) + "\n";
 }
 

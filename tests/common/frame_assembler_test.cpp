@@ -224,5 +224,61 @@ TEST(FrameAssembler, TheTakenFrameStaysIntactWhileNewerFramesArrive) {
   EXPECT_EQ(a.stats().frames_complete, 6u);
 }
 
+
+TEST(FrameAssembler, HoldsQueuedFramesUntilTheirTickIsTaken) {
+  FrameAssembler a = Make();
+  for (uint32_t k = 0; k < 3; ++k) AddAll(a, FramePackets(PatternFrame(kTile, 20 + k), 1000 + 3600 * k, 5 * k));
+  EXPECT_FALSE(a.TakeFrame(999, false).has_value());  // never had it
+  auto second = a.TakeFrame(4600, false);             // drops the older 1000
+  ASSERT_TRUE(second.has_value());
+  EXPECT_TRUE(Shows(*second, PatternFrame(kTile, 21)));
+  AddAll(a, FramePackets(PatternFrame(kTile, 23), 1000 + 3600 * 3, 15));
+  EXPECT_TRUE(Shows(*second, PatternFrame(kTile, 21))) << "the held frame is never written";
+  EXPECT_FALSE(a.TakeFrame(1000, false).has_value()) << "dropped when a newer one was taken";
+  auto third = a.TakeFrame(8200, false);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_TRUE(Shows(*third, PatternFrame(kTile, 22)));
+}
+
+TEST(FrameAssembler, AFullQueueDropsItsOldestFrame) {
+  FrameAssembler a = Make();
+  for (uint32_t k = 0; k < 5; ++k) AddAll(a, FramePackets(PatternFrame(kTile, 30 + k), 1000 + 3600 * k, 5 * k));
+  EXPECT_FALSE(a.TakeFrame(1000, false).has_value());
+  EXPECT_FALSE(a.TakeFrame(4600, false).has_value());
+  for (uint32_t k = 2; k < 5; ++k) {
+    auto f = a.TakeFrame(1000 + 3600 * k, false);
+    ASSERT_TRUE(f.has_value()) << k;
+    EXPECT_TRUE(Shows(*f, PatternFrame(kTile, 30 + k)));
+  }
+}
+
+TEST(FrameAssembler, TakesAnIncompleteFrameOnlyWhenAskedTo) {
+  Packets p = FramePackets(PatternFrame(kTile, 40), 1000, 0);
+  p.erase(p.begin() + 1);
+  FrameAssembler a = Make(/*partial=*/true);
+  AddAll(a, p);
+  EXPECT_FALSE(a.TakeFrame(1000, false).has_value());
+  FrameAssembler b = Make(/*partial=*/true);
+  AddAll(b, p);
+  auto f = b.TakeFrame(1000, true);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->complete);
+}
+
+TEST(FrameAssembler, SaysWhichAddFinishedAFrame) {
+  FrameAssembler a = Make();
+  const Packets p = FramePackets(PatternFrame(kTile, 50), 1000, 0);
+  for (size_t i = 0; i + 1 < p.size(); ++i) {
+    a.Add(p[i]);
+    EXPECT_EQ(a.just_finished(), nullptr);
+  }
+  a.Add(p.back());
+  ASSERT_NE(a.just_finished(), nullptr);
+  EXPECT_EQ(a.just_finished()->timestamp, 1000u);
+  EXPECT_TRUE(Shows(*a.just_finished(), PatternFrame(kTile, 50)));
+  a.Add(p.back());  // a duplicate finishes nothing
+  EXPECT_EQ(a.just_finished(), nullptr);
+}
+
 }  // namespace
 }  // namespace tilestream

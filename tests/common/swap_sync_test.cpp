@@ -78,10 +78,24 @@ TEST(SwapSync, OnlyTilesOfConnectedNodesTakePart) {
   m.Complete(0, 4600);
   m.Complete(2, 4600);
   EXPECT_THAT(Decide(&m, 100 * kMs), ElementsAre("present 4600"));
-  m.SetMember(2, false);  // its node went away
   m.OpenTick(2, 8200, 160 * kMs);
   m.Complete(0, 8200);
+  m.SetMember(2, false);  // its node went away mid-tick
   EXPECT_THAT(Decide(&m, 130 * kMs), ElementsAre("present 8200"));
+}
+
+TEST(SwapSync, ANodeJoiningMidStreamTakesPartFromTheNextTick) {
+  SwapSyncMaster m(2, false);
+  m.SetMember(0, true);
+  m.OpenTick(0, 1000, 80 * kMs);
+  m.SetMember(1, true);  // joins while tick 0 is on its way: it may have half of it
+  m.OpenTick(1, 4600, 120 * kMs);
+  m.Complete(0, 1000);
+  m.Complete(0, 4600);
+  EXPECT_THAT(Decide(&m, 90 * kMs), ElementsAre("present 1000"));
+  EXPECT_TRUE(Decide(&m, 100 * kMs).empty()) << "tick 1 waits for the new tile";
+  m.Complete(1, 4600);
+  EXPECT_THAT(Decide(&m, 101 * kMs), ElementsAre("present 4600"));
 }
 
 TEST(SwapSync, MeasuresSkewAsSpreadOfShowTimes) {

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -14,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/line_channel.h"
 #include "common/tile_store.h"
 #include "common/udp_socket.h"
 #include "receiver/tile_receiver.h"
@@ -101,7 +104,8 @@ class ReceiverTest : public ::testing::Test {
 
   testing::ProcessResult Stream(uint64_t ticks) {
     return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
-                     " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q",
+                     " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q --json " +
+                     (dir_ / "streamer.json"),
                  dir_);
   }
 
@@ -142,8 +146,18 @@ TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {
   StopReceiver(left);
   StopReceiver(right);
 
+  // Swap sync: both nodes joined before tick 0, so every tick was shown on
+  // every tile together, none skipped, and the skew was measured.
+  const auto streamer = Report("streamer");
+  EXPECT_EQ(streamer["sync"]["presented"], kTicks) << streamer["sync"].dump();
+  EXPECT_EQ(streamer["sync"]["skipped"], 0);
+  EXPECT_GE(streamer["sync"]["skew_samples"].get<uint64_t>(), kTicks - 1) << "the last one may end with the job";
+  EXPECT_GE(streamer["sync"]["skew_max_ms"].get<double>(), 0.0);
+  EXPECT_LT(streamer["sync"]["skew_p50_ms"].get<double>(), 20.0) << "two processes on one machine";
   for (const std::string tag : {"left", "right"}) {
     const auto j = Report(tag);
+    EXPECT_EQ(j["sync"]["presented"], kTicks) << tag << j["sync"].dump();
+    EXPECT_EQ(j["sync"]["missing"], 0) << tag;
     ASSERT_EQ(j["tiles"].size(), 2u);
     for (const auto& t : j["tiles"]) {
       EXPECT_EQ(t["frames_complete"], kTicks) << t.dump();
@@ -190,6 +204,11 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
     EXPECT_EQ(t["frames_complete"], kLong) << t.dump();
     EXPECT_EQ(t["lost"], 0) << t.dump();
   }
+  // The swap sync went on without the dead node and took the new one in at
+  // the next tick: at most the tick it joined in the middle of is skipped.
+  EXPECT_GE(left_report["sync"]["presented"].get<uint64_t>(), kLong - 1) << left_report["sync"].dump();
+  EXPECT_LE(Report("streamer")["sync"]["skipped"].get<uint64_t>(), 1u) << Report("streamer")["sync"].dump();
+  EXPECT_GE(Report("right-2")["sync"]["presented"].get<uint64_t>(), 20u);
   const auto j = Report("right-2");
   for (const auto& t : j["tiles"]) {
     EXPECT_LE(t["frames_incomplete"].get<int>(), 1) << "only the frame it joined in the middle of";
@@ -201,6 +220,43 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
     const uint32_t first = frames.begin()->first, last = frames.rbegin()->first;
     EXPECT_EQ(frames.size(), (last - first) / 3600 + 1) << "tile " << tile;
   }
+}
+
+
+// A node that joins the sync but never has a frame (here: a bare sync
+// connection for "right"): every tick reaches its deadline incomplete and is
+// skipped on every tile, so the left node shows nothing it could not show
+// together with the right.
+TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
+  const pid_t left = StartReceiver("left", "left");
+  std::atomic<bool> done{false};
+  std::thread fake_right([&] {
+    std::optional<LineChannel> c;
+    while (!done && !c) {
+      if (auto fd = ConnectTcp("127.0.0.1", 7470, 200); fd.ok()) c.emplace(std::move(fd).value());
+      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (c) c->Send("sync right");
+    while (!done && c && c->open()) {
+      c->Receive();
+      while (c->NextLine()) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  const auto tx = Stream(kTicks);
+  done = true;
+  fake_right.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+
+  const auto streamer = Report("streamer");
+  EXPECT_EQ(streamer["sync"]["skipped"], kTicks) << streamer["sync"].dump();
+  EXPECT_EQ(streamer["sync"]["presented"], 0);
+  const auto j = Report("left");
+  EXPECT_EQ(j["sync"]["skipped"], kTicks) << j["sync"].dump();
+  EXPECT_EQ(j["sync"]["presented"], 0);
+  for (const auto& t : j["tiles"]) EXPECT_EQ(t["frames_complete"], kTicks) << "it had them all";
 }
 
 }  // namespace

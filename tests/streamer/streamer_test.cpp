@@ -86,7 +86,8 @@ class StreamerTest : public ::testing::Test {
     for (const auto& c : captures) ports += (ports.empty() ? "" : ", ") + std::to_string(c->port());
     const std::string path = dir_ / "wall.toml";
     std::ofstream(path) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nbezel_x = 8\n"
-                           "bezel_y = 4\nfps = 25\n\n[stream]\nmtu = 1500\n\n[[node]]\nname = \"local\"\n"
+                           "bezel_y = 4\nfps = 25\n\n[stream]\nmtu = 1500\n\n"
+                           "[sync]\nwait_ms = 0  # the test captures take no part in swap sync\n\n[[node]]\nname = \"local\"\n"
                            "address = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r0c1\", \"r1c0\", \"r1c1\"]\nports = ["
                         << ports << "]\n" << extra;
     return path;

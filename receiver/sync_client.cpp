@@ -1,0 +1,112 @@
+#include "receiver/sync_client.h"
+
+#include <poll.h>
+#include <time.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tilestream {
+namespace {
+
+constexpr int64_t kRetryNs = 250'000'000;  // a refused connect costs nothing
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+}  // namespace
+
+bool SyncClient::subscribed() const {
+  std::lock_guard lock(mu_);
+  return subscribed_;
+}
+
+void SyncClient::Connect() {
+  next_attempt_ns_ = MonotonicNs() + kRetryNs;
+  auto fd = ConnectTcp(options_.address, options_.port, 200);
+  if (!fd.ok()) return;  // the coordinator is not up (yet): try again later, quietly
+  std::lock_guard lock(mu_);
+  channel_ = LineChannel(std::move(fd).value());
+  if (!options_.token.empty()) channel_.Send("auth " + options_.token);
+  channel_.Send("sync " + options_.node);
+}
+
+void SyncClient::Lost(const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    if (subscribed_) fmt::print("receiver: swap sync with {}:{} lost ({})\n", options_.address, options_.port, why);
+    subscribed_ = false;
+    channel_ = LineChannel();
+  }
+  std::fflush(stdout);
+}
+
+void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
+  int fd = -1;
+  {
+    std::lock_guard lock(mu_);
+    if (channel_.open()) fd = channel_.fd();
+  }
+  if (fd < 0) {
+    if (MonotonicNs() >= next_attempt_ns_) Connect();
+    std::lock_guard lock(mu_);
+    if (!channel_.open()) {
+      if (timeout_ms > 0) poll(nullptr, 0, timeout_ms);
+      return;
+    }
+    fd = channel_.fd();
+  }
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) <= 0) return;
+  std::vector<std::string> lines;
+  bool open;
+  {
+    std::lock_guard lock(mu_);
+    channel_.Receive();
+    channel_.Flush();
+    while (auto line = channel_.NextLine()) lines.push_back(std::move(*line));
+    open = channel_.open();
+  }
+  for (const std::string& line : lines) {
+    if (auto e = ParseSyncEvent(line)) {
+      events->push_back(*e);
+      continue;
+    }
+    // A JSON reply: to auth, or to sync.
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("ok", false)) {
+      if (j.contains("sync")) {
+        std::lock_guard lock(mu_);
+        subscribed_ = true;
+        last_error_.clear();
+        fmt::print("receiver: swap sync with the coordinator at {}:{}\n", options_.address, options_.port);
+        std::fflush(stdout);
+      }
+      continue;
+    }
+    const std::string error = j.is_object() ? j.value("error", line) : line;
+    if (error != last_error_) fmt::print(stderr, "receiver: swap sync refused: {}\n", error);
+    last_error_ = error;
+    Lost(error);
+    return;
+  }
+  if (!open) Lost("the coordinator closed the connection");
+}
+
+void SyncClient::Send(const std::string& line) {
+  std::lock_guard lock(mu_);
+  if (subscribed_) channel_.Send(line);
+}
+
+void SyncClient::ReportComplete(uint32_t tile, uint32_t timestamp) { Send(FormatComplete(tile, timestamp)); }
+
+void SyncClient::ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
+  Send(FormatShown(tile, timestamp, shown_ns));
+}
+
+}  // namespace tilestream

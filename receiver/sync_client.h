@@ -1,0 +1,55 @@
+// A display node's swap-sync connection to the streamer's coordinator
+// (docs/control.md): "sync NODE" once connected, then "complete" for every
+// frame a tile has whole and "shown" for every tick presented; back come
+// the decisions (present, skip, partial) for each tick.
+//
+// The coordinator may start after the receiver, stop and start again: Poll
+// connects when it is not connected, at most four times a second, and until it is
+// subscribed the node shows frames as they come (unsynced). Report* may be
+// called from any thread (the tiles' network threads); Poll from one.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/line_channel.h"
+#include "common/swap_sync.h"
+
+namespace tilestream {
+
+struct SyncClientOptions {
+  std::string address;  // the coordinator's control address
+  uint16_t port = 0;
+  std::string token;    // sent as "auth TOKEN" first when not empty
+  std::string node;     // this display node's name in the config
+};
+
+class SyncClient {
+ public:
+  explicit SyncClient(SyncClientOptions options) : options_(std::move(options)) {}
+
+  // Waits up to timeout_ms for decisions and appends them; (re)connects
+  // when due. Prints one line when the connection comes or goes.
+  void Poll(int timeout_ms, std::vector<SyncEvent>* events);
+  // The coordinator has taken this node into the sync.
+  bool subscribed() const;
+
+  void ReportComplete(uint32_t tile, uint32_t timestamp);
+  void ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
+
+ private:
+  void Connect();
+  void Lost(const std::string& why);
+  void Send(const std::string& line);
+
+  SyncClientOptions options_;
+  mutable std::mutex mu_;  // guards channel_ and subscribed_
+  LineChannel channel_;
+  bool subscribed_ = false;
+  int64_t next_attempt_ns_ = 0;
+  std::string last_error_;  // printed once until it changes
+};
+
+}  // namespace tilestream

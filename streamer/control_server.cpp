@@ -1,0 +1,174 @@
+#include "streamer/control_server.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tilestream {
+namespace {
+
+std::string Error(const std::string& what) { return nlohmann::json{{"ok", false}, {"error", what}}.dump(); }
+
+// "word rest" -> ("word", "rest").
+std::pair<std::string, std::string> SplitWord(const std::string& line) {
+  const size_t start = line.find_first_not_of(' ');
+  if (start == std::string::npos) return {"", ""};
+  const size_t end = line.find(' ', start);
+  if (end == std::string::npos) return {line.substr(start), ""};
+  const size_t rest = line.find_first_not_of(' ', end);
+  return {line.substr(start, end - start), rest == std::string::npos ? "" : line.substr(rest)};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config, SwapSyncMaster* sync,
+                                                           CommandHandler handler) {
+  std::unique_ptr<ControlServer> s(new ControlServer(config, sync, std::move(handler)));
+  if (!config.control.token_file.empty()) {
+    auto token = ReadToken(config.control.token_file);
+    if (!token.ok()) return token.status();
+    s->token_ = *token;
+  }
+  auto fd = ListenTcp(config.control.listen_address, config.control.port);
+  if (!fd.ok()) {
+    return Status::IoError(fmt::format("control listener: {} (is another streamer running? "
+                                       "control.port in {} sets the port)",
+                                       fd.status().message(), config.source));
+  }
+  s->listener_ = std::move(fd).value();
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  getsockname(s->listener_.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  s->port_ = ntohs(a.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&a)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+  return s;
+}
+
+size_t ControlServer::synced_nodes() const {
+  return static_cast<size_t>(
+      std::count_if(clients_.begin(), clients_.end(), [](const auto& c) { return c->node >= 0; }));
+}
+
+void ControlServer::Poll(int64_t timeout_ns) {
+  std::vector<pollfd> fds;
+  fds.reserve(clients_.size() + 1);
+  fds.push_back({listener_.get(), POLLIN, 0});
+  for (const auto& c : clients_)
+    fds.push_back({c->channel.fd(), static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
+  // poll() counts milliseconds; wait at least one unless asked not to wait.
+  const int timeout_ms = timeout_ns <= 0 ? 0 : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
+  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+  if (fds[0].revents & POLLIN) Accept();
+  for (size_t i = 1; i < fds.size(); ++i) {
+    Client& c = *clients_[i - 1];
+    if (fds[i].revents & POLLOUT) c.channel.Flush();
+    if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    c.channel.Receive();
+    // Lines that arrived before a close are still handled.
+    while (auto line = c.channel.NextLine()) Handle(c, *line);
+  }
+  for (auto& c : clients_)
+    if (!c->channel.open()) Drop(*c);
+  std::erase_if(clients_, [](const auto& c) { return !c->channel.open(); });
+}
+
+void ControlServer::Accept() {
+  for (;;) {
+    UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd.valid()) return;
+    auto c = std::make_unique<Client>();
+    c->channel = LineChannel(std::move(fd));
+    c->authorised = token_.empty();
+    if (clients_.size() >= kMaxClients) {
+      c->channel.Send(Error(fmt::format("too many clients (at most {})", kMaxClients)));
+      continue;
+    }
+    clients_.push_back(std::move(c));
+  }
+}
+
+void ControlServer::Handle(Client& c, const std::string& line) {
+  if (!c.channel.open()) return;
+  if (c.node >= 0) {  // a sync connection
+    if (auto r = ParseSyncReport(line)) {
+      if (r->tile < config_.tile_count() && config_.routes[r->tile].node == static_cast<uint32_t>(c.node)) {
+        if (r->shown) sync_->Shown(r->tile, r->timestamp, r->shown_ns);
+        else sync_->Complete(r->tile, r->timestamp);
+      }
+      return;
+    }
+    c.channel.Send(Error("not a sync line: " + line.substr(0, 80)));
+    return;
+  }
+  auto [word, rest] = SplitWord(line);
+  if (word.empty()) return;
+  if (word == "auth") {
+    c.authorised = !token_.empty() && rest == token_;
+    if (!c.authorised) {
+      c.channel.Send(Error("wrong token"));
+      c.channel.Close("wrong token");
+      return;
+    }
+    c.channel.Send(nlohmann::json{{"ok", true}}.dump());
+    return;
+  }
+  if (!c.authorised) {
+    c.channel.Send(Error("this listener needs 'auth TOKEN' first"));
+    c.channel.Close("not authorised");
+    return;
+  }
+  if (word == "sync") return Subscribe(c, rest);
+  c.channel.Send(handler_ ? handler_(line) : Error("unknown command: " + word));
+}
+
+void ControlServer::Subscribe(Client& c, const std::string& node_name) {
+  if (!config_.sync.enabled) {
+    c.channel.Send(Error(fmt::format("swap sync is off (sync.enabled in {})", config_.source)));
+    return;
+  }
+  int node = -1;
+  for (size_t n = 0; n < config_.nodes.size(); ++n)
+    if (config_.nodes[n].name == node_name) node = static_cast<int>(n);
+  if (node < 0) {
+    c.channel.Send(Error(fmt::format("no display node '{}' in {}", node_name, config_.source)));
+    return;
+  }
+  // A restarted receiver may reconnect before its old connection is seen
+  // closing: the newest connection of a node wins.
+  for (auto& other : clients_) {
+    if (other.get() != &c && other->node == node) {
+      Drop(*other);
+      other->channel.Close("replaced by a new connection of the node");
+    }
+  }
+  c.node = node;
+  nlohmann::json tiles = nlohmann::json::array();
+  for (uint32_t t = 0; t < config_.tile_count(); ++t) {
+    if (config_.routes[t].node != static_cast<uint32_t>(node)) continue;
+    sync_->SetMember(t, true);
+    tiles.push_back(TileId::FromIndex(t, config_.wall.layout).Name());
+  }
+  c.channel.Send(nlohmann::json{{"ok", true}, {"sync", node_name}, {"tiles", tiles}}.dump());
+}
+
+void ControlServer::Drop(Client& c) {
+  if (c.node < 0) return;
+  for (uint32_t t = 0; t < config_.tile_count(); ++t)
+    if (config_.routes[t].node == static_cast<uint32_t>(c.node)) sync_->SetMember(t, false);
+  c.node = -1;
+}
+
+void ControlServer::SendSync(const std::vector<SyncEvent>& events) {
+  if (events.empty()) return;
+  for (auto& c : clients_) {
+    if (c->node < 0) continue;
+    for (const SyncEvent& e : events) c->channel.Send(FormatSyncEvent(e));
+  }
+}
+
+}  // namespace tilestream

@@ -1,0 +1,68 @@
+// The coordinator's TCP listener (docs/control.md): one line per command,
+// one JSON line per reply, for wallctl and the joystick client; and the
+// display nodes' swap-sync connections, which say "sync NODE" and then
+// speak the sync lines of common/swap_sync.h.
+//
+// Single-threaded: Poll() waits on the listener and every client, reads,
+// answers, and returns; the coordinator calls it instead of sleeping. A
+// client that breaks a limit (line length, slow reader, wrong token) is
+// closed alone; nothing a client sends can stop the server. At most
+// kMaxClients at once. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/line_channel.h"
+#include "common/result.h"
+#include "common/swap_sync.h"
+#include "common/wall_config.h"
+
+namespace tilestream {
+
+// Answers one command line (not "auth" or "sync") with one JSON line.
+using CommandHandler = std::function<std::string(const std::string& line)>;
+
+class ControlServer {
+ public:
+  static constexpr size_t kMaxClients = 64;
+
+  // Listens on the config's control address and port; reads the token file
+  // when the config names one (then every client must "auth TOKEN" first).
+  static Result<std::unique_ptr<ControlServer>> Open(const WallConfig& config, SwapSyncMaster* sync,
+                                                     CommandHandler handler);
+
+  // Waits until input arrives or timeout_ns passed, and handles it.
+  void Poll(int64_t timeout_ns);
+  // Sends sync decisions to every synced display node.
+  void SendSync(const std::vector<SyncEvent>& events);
+  uint16_t port() const { return port_; }
+  size_t synced_nodes() const;
+
+ private:
+  struct Client {
+    LineChannel channel;
+    bool authorised = false;
+    int node = -1;  // the display node this connection syncs, or -1
+  };
+
+  ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
+      : config_(config), sync_(sync), handler_(std::move(handler)) {}
+  void Accept();
+  void Handle(Client& client, const std::string& line);
+  void Subscribe(Client& client, const std::string& node);
+  void Drop(Client& client);
+
+  const WallConfig& config_;
+  SwapSyncMaster* sync_;
+  CommandHandler handler_;
+  UniqueFd listener_;
+  uint16_t port_ = 0;
+  std::string token_;
+  std::vector<std::unique_ptr<Client>> clients_;
+};
+
+}  // namespace tilestream
