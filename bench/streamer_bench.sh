@@ -14,33 +14,7 @@
 #        two threads (two buffers, as a ring needs) and, for scale, one.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-cd "$here"
-what=${1:-all}
-secs=${SECS:-5}
-out=${OUT:-build/bench-results}
-mkdir -p "$out"
-[ -x build/streamer/streamer ] || scripts/build.sh >/dev/null
-udpceil=build/bench/udpceil
-gcc -O2 -pthread -o "$udpceil" ../shared/bench/udpceil.c -lm
-if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-
-json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
-field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
-
-wall_config() {  # COLUMNS ROWS FILE
-  cat > "$3" <<EOF
-[wall]
-columns = $1
-rows = $2
-tile_width = 2560
-tile_height = 1600
-fps = 22
-[stream]
-mtu = 9000
-port_base = 50000
-EOF
-}
+source "$(dirname "$0")/common.sh"
 
 bench_send() {
   local ref

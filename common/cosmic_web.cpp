@@ -1,5 +1,7 @@
 #include "common/cosmic_web.h"
 
+#include "common/bitmap_font.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -167,25 +169,7 @@ void CosmicWeb::Render(uint64_t index, std::span<std::byte> out) {
 
 void DrawNumber(std::span<std::byte> rgb, uint32_t width, uint32_t height, uint32_t x, uint32_t y,
                 uint64_t value, uint32_t scale) {
-  static constexpr uint16_t kGlyphs[10] = {  // 3x5, row-major, top row in the high bits
-      0x7B6F, 0x2C97, 0x73E7, 0x73CF, 0x5BC9, 0x79CF, 0x79EF, 0x7249, 0x7BEF, 0x7BCF};
-  const std::string digits = std::to_string(value);
-  const uint32_t box_w = (static_cast<uint32_t>(digits.size()) * 4 + 1) * scale, box_h = 7 * scale;
-  for (uint32_t py = y; py < std::min(height, y + box_h); ++py) {
-    for (uint32_t px = x; px < std::min(width, x + box_w); ++px) {
-      const uint32_t cx = (px - x) / scale, cy = (py - y) / scale;
-      bool on = false;
-      if (cy >= 1 && cy <= 5 && cx >= 1 && (cx - 1) % 4 < 3) {
-        const size_t d = (cx - 1) / 4;
-        if (d < digits.size()) {
-          const uint32_t bit = (cy - 1) * 3 + (cx - 1) % 4;
-          on = (kGlyphs[digits[d] - '0'] >> (14 - bit)) & 1;
-        }
-      }
-      std::byte* p = rgb.data() + (size_t{py} * width + px) * 3;
-      p[0] = p[1] = p[2] = on ? std::byte{255} : std::byte{16};
-    }
-  }
+  DrawText(rgb, width, height, x, y, std::to_string(value), scale);
 }
 
 }  // namespace tilestream

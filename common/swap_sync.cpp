@@ -159,19 +159,19 @@ std::optional<SyncReport> ParseSyncReport(std::string_view line) {
 
 std::string FormatSyncEvent(const SyncEvent& e) {
   static constexpr const char* kWords[] = {"present", "skip", "partial"};
-  return fmt::format("{} {}", kWords[static_cast<int>(e.decision)], e.timestamp);
+  return fmt::format("{} {} {}", kWords[static_cast<int>(e.decision)], e.timestamp, e.tick);
 }
 
 std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
-  std::array<std::string_view, 2> w;
+  std::array<std::string_view, 3> w;
   size_t n = 0;
-  if (!Words(line, &w, &n) || n != 2) return std::nullopt;
+  if (!Words(line, &w, &n) || n != 3) return std::nullopt;
   SyncEvent e;
   if (w[0] == "present") e.decision = SyncDecision::kPresent;
   else if (w[0] == "skip") e.decision = SyncDecision::kSkip;
   else if (w[0] == "partial") e.decision = SyncDecision::kPartial;
   else return std::nullopt;
-  if (!Number(w[1], &e.timestamp)) return std::nullopt;
+  if (!Number(w[1], &e.timestamp) || !Number(w[2], &e.tick)) return std::nullopt;
   return e;
 }
 

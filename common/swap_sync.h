@@ -102,8 +102,8 @@ class SwapSyncMaster {
 };
 
 // The sync lines, receiver to master:  "complete TILE TIMESTAMP",
-// "shown TILE TIMESTAMP REALTIME_NS"; master to receiver: "present TS",
-// "skip TS", "partial TS". Parsers take untrusted text: nullopt on anything
+// "shown TILE TIMESTAMP REALTIME_NS"; master to receiver: "present TS TICK",
+// "skip TS TICK", "partial TS TICK". Parsers take untrusted text: nullopt on anything
 // malformed.
 struct SyncReport {
   bool shown = false;  // false: complete

@@ -17,11 +17,12 @@ void OnSignal(int) { g_stop = true; }
 int main(int argc, char** argv) {
   using namespace tilestream;
   CLI::App app{"tilestream receiver: receives the tiles a display node shows (RTP/RFC 4175 over UDP),\n"
-               "reassembles frames, counts loss, and shows them in a mosaic window (--mosaic) or not\n"
-               "(--headless). Esc or q closes the window.",
+               "reassembles frames, counts loss, and shows them: one fullscreen window per tile (--tiles),\n"
+               "one window spanning the node's tiles (--span), the whole wall scaled down (--mosaic), or\n"
+               "not at all (--headless). Keys: o toggles an overlay (fps, Gbit/s, loss, tick); Esc or q quits.",
                "receiver"};
   std::string config_path, layout;
-  bool headless = false;
+  bool headless = false, mosaic = false, span = false, per_tile = false;
   NodeReceiverOptions o;
   app.add_option("--config", config_path, "Wall config (TOML); without: the default loopback wall")
       ->check(CLI::ExistingFile);
@@ -29,9 +30,13 @@ int main(int argc, char** argv) {
   app.add_option("--node", o.node, "Display node of the config to serve (default: localhost)");
   app.add_flag("--headless", headless, "No window: statistics only");
   std::string window;
-  app.add_flag("--mosaic", o.mosaic, "One window showing the node's tiles as the wall, scaled down (bezels black)");
+  app.add_flag("--tiles", per_tile, "One window per tile, fullscreen on the tile's display (the config's displays)");
+  app.add_flag("--windowed", o.display.windowed, "With --tiles: ordinary windows of the tile's size");
+  app.add_flag("--span", span, "One borderless window spanning the node's tiles at native size");
+  app.add_flag("--mosaic", mosaic, "One window showing the node's tiles as the wall, scaled down (bezels black)");
+  app.add_flag("--overlay", o.overlay, "Start with the overlay shown (the key o toggles it)");
   app.add_option("--window", window, "Mosaic window size WxH (default 1280x480)");
-  app.add_option("--screenshot", o.screenshot, "Mosaic: save the last picture to this file (PPM)");
+  app.add_option("--screenshot", o.screenshot, "Save the last picture to this file (PPM; FILE-N.ppm per window)");
   app.add_option("--duration", o.duration_s, "Stop after this many seconds (default: until Ctrl-C)");
   app.add_option("--json", o.json_path, "Write the final report as JSON to this file");
   app.add_option("--frame-log", o.frame_log, "Write 'tile timestamp checksum' for every complete frame");
@@ -41,18 +46,22 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "No line per second");
   CLI11_PARSE(app, argc, argv);
   o.sync = !no_sync;
-  if (headless == o.mosaic) {
-    fmt::print(stderr, "receiver: choose --headless or --mosaic (per-tile fullscreen windows are not built yet)\n");
+  if (headless + mosaic + span + per_tile != 1) {
+    fmt::print(stderr, "receiver: choose one of --headless, --tiles, --span, --mosaic\n");
     return 2;
   }
+  o.display.mode = headless ? DisplayMode::kHeadless
+                   : mosaic ? DisplayMode::kMosaic
+                   : span   ? DisplayMode::kSpan
+                            : DisplayMode::kTiles;
   if (!window.empty()) {
     auto size = ParseSize(window, "--window", 64, 16384);
     if (!size.ok()) {
       fmt::print(stderr, "receiver: {}\n", size.status().message());
       return 2;
     }
-    o.window_width = static_cast<int>(size->width);
-    o.window_height = static_cast<int>(size->height);
+    o.display.window_width = static_cast<int>(size->width);
+    o.display.window_height = static_cast<int>(size->height);
   }
   WallConfig config;
   if (!config_path.empty()) {

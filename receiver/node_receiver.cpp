@@ -11,9 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/ppm.h"
-#include "receiver/mosaic_layout.h"
-#include "receiver/renderer.h"
+#include "receiver/node_display.h"
 #include "receiver/sync_client.h"
 #include "receiver/tile_receiver.h"
 
@@ -112,22 +110,18 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     tiles.push_back(std::move(r).value());
     indices.push_back(t);
   }
-  std::unique_ptr<Renderer> renderer;
-  if (o.mosaic) {
-    RendererOptions ro;
-    ro.width = o.window_width;
-    ro.height = o.window_height;
-    ro.title = fmt::format("tilestream: {} ({})", node->name, c.wall.layout.ToString());
-    auto r = Renderer::Create(ro, c.wall.tile, MosaicLayout(c.wall, indices, o.window_width, o.window_height));
-    if (!r.ok()) {
-      fmt::print(stderr, "receiver: {}\n", r.status().message());
+  std::unique_ptr<NodeDisplay> display;
+  if (o.display.mode != DisplayMode::kHeadless) {
+    auto d = NodeDisplay::Create(c, node_index, indices, o.display);
+    if (!d.ok()) {
+      fmt::print(stderr, "receiver: {}\n", d.status().message());
       return 1;
     }
-    renderer = std::move(r).value();
+    display = std::move(d).value();
   }
   fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}, {}\n", node->name, node->address, tiles.size(),
              c.wall.tile.width, c.wall.tile.height,
-             o.mosaic ? fmt::format("mosaic window {}x{}", o.window_width, o.window_height) : "headless",
+             display ? display->Describe() : "headless",
              sync ? fmt::format("swap sync via {}:{}", c.control.client_address(), c.control.port) : "no swap sync");
   for (size_t i = 0; i < tiles.size(); ++i)
     fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(indices[i], c.wall.layout).Name(), node->address,
@@ -141,6 +135,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   Totals previous;
   uint64_t shown = 0;
   auto last_draw = start;
+  bool overlay = o.overlay;
+  std::vector<std::string> overlay_text(tiles.size());
+  std::vector<Totals> tile_previous(tiles.size());
+  uint64_t last_tick = 0, shown_previous = 0;
   SyncCounts synced;
   std::vector<SyncEvent> events;
   std::vector<bool> got(tiles.size());
@@ -157,12 +155,12 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
       got[i] = f.has_value();
       any = any || got[i];
       if (!got[i]) ++synced.missing;
-      else if (renderer) renderer->Upload(i, f->pixels);
+      else if (display) display->Upload(i, f->pixels);
     }
     if (!any) return;
-    if (renderer) {
-      renderer->Draw();
-      renderer->Present();
+    last_tick = e.tick;
+    if (display) {
+      display->Show();
       last_draw = Clock::now();
       ++shown;
     }
@@ -173,33 +171,36 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
     if (sync) {
       events.clear();
-      sync->Poll(renderer ? 2 : 5, &events);
+      sync->Poll(display ? 2 : 5, &events);
       for (const SyncEvent& e : events) present(e);
+    }
+    if (display) {
+      const Renderer::Events ev = display->PollEvents();
+      if (ev.quit) break;
+      if (ev.toggle_overlay) {
+        overlay = !overlay;
+        for (size_t i = 0; i < tiles.size(); ++i) display->SetOverlay(i, overlay ? overlay_text[i] : "");
+        last_draw = {};  // repaint now
+      }
     }
     if (sync && sync->subscribed()) {
       // The coordinator decides what is shown; repaint now and then only.
-      if (renderer) {
-        if (renderer->PollQuit()) break;
-        if (Clock::now() - last_draw > std::chrono::milliseconds(100)) {
-          renderer->Draw();
-          renderer->Present();
-          last_draw = Clock::now();
-        }
+      if (display && Clock::now() - last_draw > std::chrono::milliseconds(100)) {
+        display->Show();
+        last_draw = Clock::now();
       }
-    } else if (renderer) {
+    } else if (display) {
       bool fresh = false;
       for (size_t i = 0; i < tiles.size(); ++i) {
         if (auto f = tiles[i]->TakeReady()) {
-          renderer->Upload(i, f->pixels);
+          display->Upload(i, f->pixels);
           fresh = true;
         }
       }
-      if (renderer->PollQuit()) break;
       // Redraw for new frames, and now and then to repaint the window; with
       // nothing new and no vsync (Xvfb, some drivers) do not spin.
       if (fresh || Clock::now() - last_draw > std::chrono::milliseconds(100)) {
-        renderer->Draw();
-        renderer->Present();  // vsync paces the loop where the display has it
+        display->Show();  // vsync paces the loop where the display has it
         last_draw = Clock::now();
         shown += fresh;
       } else if (!sync) {
@@ -211,11 +212,22 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     if (Clock::now() < next) continue;
     next += std::chrono::seconds(1);
     Totals now;
-    for (auto& t : tiles) {
-      const Totals s = Sum(t->Snapshot());
+    const bool synced_now = sync && sync->subscribed();
+    const uint64_t shown_now = synced.presented + synced.partial;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      const Totals s = Sum(tiles[i]->Snapshot());
       now.bytes += s.bytes, now.lost += s.lost, now.complete += s.complete, now.incomplete += s.incomplete,
           now.malformed += s.malformed;
+      // The overlay: what this tile showed and received in the last second.
+      const uint64_t frames = synced_now ? shown_now - shown_previous : s.complete - tile_previous[i].complete;
+      overlay_text[i] = fmt::format("{}  {} FPS  {:.2f} GBIT/S  LOSS {}  {}",
+                                    TileId::FromIndex(indices[i], c.wall.layout).Name(), frames,
+                                    (s.bytes - tile_previous[i].bytes) * 8 / 1e9, s.lost,
+                                    synced_now ? fmt::format("TICK {}", last_tick) : std::string("NO SYNC"));
+      if (display && overlay) display->SetOverlay(i, overlay_text[i]);
+      tile_previous[i] = s;
     }
+    shown_previous = shown_now;
     if (!o.quiet) {
       fmt::print("{:7.1f} s  {} tiles  {:.2f} Gbit/s  {:.1f} frames/s per tile  lost {}  incomplete {}  malformed {}\n",
                  std::chrono::duration<double>(Clock::now() - start).count(), tiles.size(),
@@ -225,11 +237,9 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     }
     previous = now;
   }
-  if (renderer && !o.screenshot.empty()) {
-    renderer->Draw();
-    const Status s = WritePpm(o.screenshot, static_cast<uint32_t>(o.window_width),
-                              static_cast<uint32_t>(o.window_height), renderer->ReadPixels());
-    if (!s.ok()) fmt::print(stderr, "receiver: screenshot: {}\n", s.message());
+  if (display && !o.screenshot.empty()) {
+    if (const Status s = display->Screenshot(o.screenshot); !s.ok())
+      fmt::print(stderr, "receiver: screenshot: {}\n", s.message());
   }
   for (auto& t : tiles) t->Stop();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -237,9 +247,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   nlohmann::json j;
   j["node"] = node->name;
   j["duration_s"] = seconds;
+  if (display) j["window_updates"] = shown;
   j["tiles"] = nlohmann::json::array();
   fmt::print("final report: {:.1f} s, node {}{}\n", seconds, node->name,
-             renderer ? fmt::format(", {} window updates", shown) : "");
+             display ? fmt::format(", {} window updates", shown) : "");
   if (sync) {
     fmt::print("swap sync: {} ticks presented, {} partial, {} skipped, {} tile frames released but missing here\n",
                synced.presented, synced.partial, synced.skipped, synced.missing);
@@ -257,7 +268,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     nlohmann::json malformed;
     for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
       if (st.assembler.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
-    j["tiles"].push_back({{"tile", name}, {"mbps", s.bytes * 8 / seconds / 1e6}, {"frames_complete", s.complete},
+    j["tiles"].push_back({{"tile", name}, {"mbps", s.bytes * 8 / seconds / 1e6}, {"bytes", s.bytes}, {"frames_complete", s.complete},
                           {"frames_incomplete", s.incomplete}, {"packets", s.packets}, {"lost", s.lost},
                           {"reordered", s.reordered}, {"duplicate", s.duplicate}, {"late", s.late},
                           {"malformed", malformed}, {"foreign_ssrc", st.assembler.foreign_ssrc},

@@ -1,15 +1,16 @@
 // A display node's receiver: one TileReceiver per tile the config gives the
 // node, a line a second, and a final report per tile (text and JSON);
-// headless, or with a mosaic window showing the node's tiles as the wall.
+// headless, or in windows (receiver/node_display.h); the key o toggles an
+// overlay per tile with fps, Gbit/s, loss and tick.
 // With swap sync (the config's [sync], unless turned off here), the node
 // shows a tick only when the coordinator releases it (receiver/sync_client.h).
-// Per-tile fullscreen windows (issue 4) are not here yet.
 #pragma once
 
 #include <atomic>
 #include <string>
 
 #include "common/wall_config.h"
+#include "receiver/node_display.h"
 
 namespace tilestream {
 
@@ -21,9 +22,9 @@ struct NodeReceiverOptions {
   bool show_partial = false;
   bool sync = true;           // take part in the config's swap sync
   bool quiet = false;
-  bool mosaic = false;        // a window showing the node's tiles as the wall
-  int window_width = 1280, window_height = 480;
-  std::string screenshot;     // mosaic: save the last picture here (PPM)
+  NodeDisplayOptions display{DisplayMode::kHeadless};
+  bool overlay = false;       // start with the overlay shown
+  std::string screenshot;     // save the last picture here (PPM; one file per window)
 };
 
 // Returns the process exit code.

@@ -3,9 +3,12 @@
 #include <GL/glew.h>
 #include <SDL2/SDL.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "common/bitmap_font.h"
 
 namespace tilestream {
 
@@ -17,11 +20,23 @@ struct Renderer::Impl {
   SDL_GLContext context = nullptr;
   std::vector<GLuint> textures, pbos;
   int width = 0, height = 0;  // drawable size
+  struct Overlay {
+    GLuint texture = 0;
+    int width = 0, height = 0;  // 0: none
+  };
+  std::vector<Overlay> overlays;
+  std::vector<std::byte> text_pixels;
+
+  void MakeCurrent() {
+    if (SDL_GL_GetCurrentContext() != context) SDL_GL_MakeCurrent(window, context);
+  }
 
   ~Impl() {
     if (context) {
       if (!textures.empty()) glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
       if (!pbos.empty()) glDeleteBuffers(static_cast<GLsizei>(pbos.size()), pbos.data());
+      for (const Overlay& o : overlays)
+        if (o.texture) glDeleteTextures(1, &o.texture);
       SDL_GL_DeleteContext(context);
     }
     if (window) SDL_DestroyWindow(window);
@@ -44,6 +59,11 @@ Result<std::unique_ptr<Renderer>> Renderer::Create(const RendererOptions& o, Til
   Uint32 flags = SDL_WINDOW_OPENGL | (o.hidden ? SDL_WINDOW_HIDDEN : SDL_WINDOW_SHOWN);
   int x = SDL_WINDOWPOS_CENTERED_DISPLAY(o.display), y = SDL_WINDOWPOS_CENTERED_DISPLAY(o.display);
   if (o.fullscreen) flags |= SDL_WINDOW_FULLSCREEN_DESKTOP;
+  if (o.borderless) {
+    flags |= SDL_WINDOW_BORDERLESS;
+    SDL_Rect bounds{};
+    if (SDL_GetDisplayBounds(o.display, &bounds) == 0) x = bounds.x, y = bounds.y;
+  }
   impl->window = SDL_CreateWindow(o.title.c_str(), x, y, o.width, o.height, flags);
   if (!impl->window) return Status::Unsupported(fmt::format("SDL window: {}", SDL_GetError()));
   impl->context = SDL_GL_CreateContext(impl->window);
@@ -59,6 +79,9 @@ Result<std::unique_ptr<Renderer>> Renderer::Create(const RendererOptions& o, Til
     return Status::Unsupported(fmt::format("GLEW: {} ({})", reinterpret_cast<const char*>(glewGetErrorString(e)), e));
   SDL_GL_SetSwapInterval(o.vsync ? 1 : 0);
   SDL_GL_GetDrawableSize(impl->window, &impl->width, &impl->height);
+  for (TileView& v : impl->views)
+    if (v.width == 0 || v.height == 0) v = {v.tile, 0, 0, impl->width, impl->height};
+  impl->overlays.resize(impl->views.size());
 
   const size_t n = impl->views.size();
   impl->textures.resize(n);
@@ -87,6 +110,7 @@ Result<std::unique_ptr<Renderer>> Renderer::Create(const RendererOptions& o, Til
 }
 
 void Renderer::Upload(size_t i, const std::byte* pixels) {
+  impl_->MakeCurrent();
   const size_t bytes = impl_->tile.frame_bytes();
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, impl_->pbos[i]);
   // Orphan the old storage so the driver need not wait for the last upload.
@@ -101,7 +125,31 @@ void Renderer::Upload(size_t i, const std::byte* pixels) {
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
 }
 
+void Renderer::SetOverlay(size_t i, std::string_view text) {
+  Impl::Overlay& o = impl_->overlays[i];
+  if (text.empty()) {
+    o.width = o.height = 0;
+    return;
+  }
+  impl_->MakeCurrent();
+  // Readable at a glance from a few metres: ~1/60 of the view's height.
+  const uint32_t scale = static_cast<uint32_t>(std::max(2, impl_->views[i].height / 300));
+  o.width = static_cast<int>(TextWidth(text, scale));
+  o.height = static_cast<int>(TextHeight(scale));
+  impl_->text_pixels.assign(static_cast<size_t>(o.width) * o.height * 3, std::byte{0});
+  DrawText(impl_->text_pixels, static_cast<uint32_t>(o.width), static_cast<uint32_t>(o.height), 0, 0, text, scale);
+  if (!o.texture) {
+    glGenTextures(1, &o.texture);
+    glBindTexture(GL_TEXTURE_2D, o.texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  }
+  glBindTexture(GL_TEXTURE_2D, o.texture);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, o.width, o.height, 0, GL_RGB, GL_UNSIGNED_BYTE, impl_->text_pixels.data());
+}
+
 void Renderer::Draw() {
+  impl_->MakeCurrent();
   glViewport(0, 0, impl_->width, impl_->height);
   glMatrixMode(GL_PROJECTION);
   glLoadIdentity();
@@ -122,12 +170,31 @@ void Renderer::Draw() {
     glTexCoord2f(0, 1), glVertex2i(v.x, v.y + v.height);
     glEnd();
   }
+  for (size_t i = 0; i < impl_->views.size(); ++i) {
+    const Impl::Overlay& o = impl_->overlays[i];
+    if (o.width == 0) continue;
+    const int x = impl_->views[i].x + 8, y = impl_->views[i].y + 8;
+    glBindTexture(GL_TEXTURE_2D, o.texture);
+    glBegin(GL_QUADS);
+    glTexCoord2f(0, 0), glVertex2i(x, y);
+    glTexCoord2f(1, 0), glVertex2i(x + o.width, y);
+    glTexCoord2f(1, 1), glVertex2i(x + o.width, y + o.height);
+    glTexCoord2f(0, 1), glVertex2i(x, y + o.height);
+    glEnd();
+  }
   glDisable(GL_TEXTURE_2D);
 }
 
-void Renderer::Present() { SDL_GL_SwapWindow(impl_->window); }
+void Renderer::Present() {
+  impl_->MakeCurrent();
+  SDL_GL_SwapWindow(impl_->window);
+}
+
+int Renderer::width() const { return impl_->width; }
+int Renderer::height() const { return impl_->height; }
 
 std::vector<std::byte> Renderer::ReadPixels() const {
+  impl_->MakeCurrent();
   const int w = impl_->width, h = impl_->height;
   std::vector<std::byte> bottom_up(static_cast<size_t>(w) * h * 3), out(bottom_up.size());
   glReadBuffer(GL_BACK);
@@ -138,14 +205,17 @@ std::vector<std::byte> Renderer::ReadPixels() const {
   return out;
 }
 
-bool Renderer::PollQuit() {
+Renderer::Events Renderer::PollEvents() {
   SDL_Event e;
-  bool quit = false;
+  Events out;
   while (SDL_PollEvent(&e)) {
-    if (e.type == SDL_QUIT) quit = true;
-    if (e.type == SDL_KEYDOWN && (e.key.keysym.sym == SDLK_ESCAPE || e.key.keysym.sym == SDLK_q)) quit = true;
+    if (e.type == SDL_QUIT) out.quit = true;
+    if (e.type == SDL_WINDOWEVENT && e.window.event == SDL_WINDOWEVENT_CLOSE) out.quit = true;
+    if (e.type != SDL_KEYDOWN || e.key.repeat) continue;
+    if (e.key.keysym.sym == SDLK_ESCAPE || e.key.keysym.sym == SDLK_q) out.quit = true;
+    if (e.key.keysym.sym == SDLK_o) out.toggle_overlay = true;
   }
-  return quit;
+  return out;
 }
 
 }  // namespace tilestream

@@ -102,7 +102,7 @@ class Coordinator {
                    c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
                    messages[t].numa_node != 0xffffffff ? fmt::format(" (NUMA {})", messages[t].numa_node) : "",
                    messages[t].gso ? "  GSO" : "  sendmmsg",
-                   wall_.movie && !(options_.bench && options_.source == "memory")
+                   wall_.movie && options_.source != "memory"
                        ? (messages[t].direct_io ? "  O_DIRECT" : "  buffered reads")
                        : "");
       }
@@ -158,7 +158,7 @@ class Coordinator {
   // k mod frames (looping) with the same RTP timestamp.
   bool RunPlay() {
     const int64_t interval = static_cast<int64_t>(kSecond / c_.wall.fps);
-    const uint64_t frames = wall_.movie->frames;
+    const uint64_t frames = wall_.movie ? wall_.movie->frames : 0;  // 0: memory source, synthetic
     std::random_device random;
     const uint32_t timestamp_base = random();
     int64_t next_second = start_ns_ + kSecond;
@@ -177,7 +177,7 @@ class Coordinator {
       }
       if (stop_->load() || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
       const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
-      Broadcast(TickCommand::kPlay, tick, frames ? tick % frames : 0, timestamp, interval);
+      Broadcast(TickCommand::kPlay, tick, frames ? tick % frames : tick, timestamp, interval);
       if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
     }
     // Let the last frames go out and be decided before stopping.

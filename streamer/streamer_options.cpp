@@ -29,7 +29,9 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
   app.add_option("--duration", o->duration_s, "Stop after this many seconds (default: run until stopped)");
   app.add_option("--ring-frames", o->ring_frames, "Read-ahead buffers per tile (>= 3)")->check(CLI::Range(3, 64));
   app.add_flag("--bench", o->bench, "Benchmark mode: tiles send as fast as allowed, throughput only");
-  app.add_option("--source", o->source, "Benchmark frames from the tile store (disk) or memory")
+  app.add_option("--source", o->source,
+                 "Frames from the tile store (disk, default) or memory: the first 4 frames of the movie, or a "
+                 "synthetic pattern without --movie (benchmarks, and playing without disks)")
       ->check(CLI::IsMember({"disk", "memory"}));
   app.add_option("--rate", o->rate_gbps, "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
   app.add_option("--json", o->json_path, "Write the final report as JSON to this file");
@@ -56,9 +58,9 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     auto m = OpenTileStore(o.movie_dir, /*check_files=*/false);  // each tile rank checks its own
     if (!m.ok()) return m.status();
     w.movie = std::move(m).value();
-  } else if (!(o.bench && o.source == "memory")) {
+  } else if (o.source != "memory") {
     return Status::InvalidArgument("--movie DIR is required (make one with wallcut), except for "
-                                   "--bench --source memory");
+                                   "--source memory");
   }
   if (!o.config_path.empty()) {
     auto c = LoadWallConfig(o.config_path);

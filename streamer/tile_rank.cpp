@@ -84,7 +84,7 @@ class TileRank {
     ReadyMessage ready;
     ready.numa_node = static_cast<uint32_t>(PlaceOnNumaNode(nic.numa_node));
     std::string error;
-    if (options_.bench && options_.source == "memory") {
+    if (options_.source == "memory") {
       frames_ = MemorySource(wall_, tile_, &error);
     } else {
       auto ring = DiskFrameRing::Open(*wall_.movie, tile_, options_.ring_frames);

@@ -31,7 +31,7 @@ TEST(SwapSync, ReleasesATickOnceEveryTileHasIt) {
   m.Complete(2, 1000);
   EXPECT_TRUE(Decide(&m, 10 * kMs).empty());
   m.Complete(1, 1000);
-  EXPECT_THAT(Decide(&m, 11 * kMs), ElementsAre("present 1000"));
+  EXPECT_THAT(Decide(&m, 11 * kMs), ElementsAre("present 1000 0"));
   EXPECT_EQ(m.stats().presented, 1u);
   EXPECT_TRUE(Decide(&m, 100 * kMs).empty()) << "decided once";
 }
@@ -42,7 +42,7 @@ TEST(SwapSync, SkipsAnIncompleteTickAtItsDeadlineOnEveryTile) {
   m.Complete(0, 1000);
   EXPECT_EQ(m.next_deadline_ns(), 80 * kMs);
   EXPECT_TRUE(Decide(&m, 79 * kMs).empty());
-  EXPECT_THAT(Decide(&m, 80 * kMs), ElementsAre("skip 1000"));
+  EXPECT_THAT(Decide(&m, 80 * kMs), ElementsAre("skip 1000 0"));
   EXPECT_EQ(m.stats().skipped, 1u);
   m.Complete(1, 1000);  // too late
   EXPECT_EQ(m.stats().unmatched, 1u);
@@ -51,7 +51,7 @@ TEST(SwapSync, SkipsAnIncompleteTickAtItsDeadlineOnEveryTile) {
 TEST(SwapSync, PartialPolicyShowsTheIncompleteTick) {
   SwapSyncMaster m = ThreeTiles(/*partial=*/true);
   m.OpenTick(0, 1000, 80 * kMs);
-  EXPECT_THAT(Decide(&m, 80 * kMs), ElementsAre("partial 1000"));
+  EXPECT_THAT(Decide(&m, 80 * kMs), ElementsAre("partial 1000 0"));
   EXPECT_EQ(m.stats().partial, 1u);
 }
 
@@ -64,7 +64,7 @@ TEST(SwapSync, DecidesInTickOrder) {
   EXPECT_TRUE(Decide(&m, 50 * kMs).empty()) << "tick 1 waits for tick 0";
   m.Complete(1, 1000);
   m.Complete(2, 1000);
-  EXPECT_THAT(Decide(&m, 51 * kMs), ElementsAre("present 1000", "present 4600"));
+  EXPECT_THAT(Decide(&m, 51 * kMs), ElementsAre("present 1000 0", "present 4600 1"));
 }
 
 TEST(SwapSync, OnlyTilesOfConnectedNodesTakePart) {
@@ -77,11 +77,11 @@ TEST(SwapSync, OnlyTilesOfConnectedNodesTakePart) {
   m.OpenTick(1, 4600, 120 * kMs);
   m.Complete(0, 4600);
   m.Complete(2, 4600);
-  EXPECT_THAT(Decide(&m, 100 * kMs), ElementsAre("present 4600"));
+  EXPECT_THAT(Decide(&m, 100 * kMs), ElementsAre("present 4600 1"));
   m.OpenTick(2, 8200, 160 * kMs);
   m.Complete(0, 8200);
   m.SetMember(2, false);  // its node went away mid-tick
-  EXPECT_THAT(Decide(&m, 130 * kMs), ElementsAre("present 8200"));
+  EXPECT_THAT(Decide(&m, 130 * kMs), ElementsAre("present 8200 2"));
 }
 
 TEST(SwapSync, ANodeJoiningMidStreamTakesPartFromTheNextTick) {
@@ -92,10 +92,10 @@ TEST(SwapSync, ANodeJoiningMidStreamTakesPartFromTheNextTick) {
   m.OpenTick(1, 4600, 120 * kMs);
   m.Complete(0, 1000);
   m.Complete(0, 4600);
-  EXPECT_THAT(Decide(&m, 90 * kMs), ElementsAre("present 1000"));
+  EXPECT_THAT(Decide(&m, 90 * kMs), ElementsAre("present 1000 0"));
   EXPECT_TRUE(Decide(&m, 100 * kMs).empty()) << "tick 1 waits for the new tile";
   m.Complete(1, 4600);
-  EXPECT_THAT(Decide(&m, 101 * kMs), ElementsAre("present 4600"));
+  EXPECT_THAT(Decide(&m, 101 * kMs), ElementsAre("present 4600 1"));
 }
 
 TEST(SwapSync, MeasuresSkewAsSpreadOfShowTimes) {
@@ -128,9 +128,10 @@ TEST(SwapSyncLines, RoundTrip) {
   EXPECT_TRUE(r->shown);
   EXPECT_EQ(r->shown_ns, 1'700'000'000'123'456'789);
   for (SyncDecision d : {SyncDecision::kPresent, SyncDecision::kSkip, SyncDecision::kPartial}) {
-    auto e = ParseSyncEvent(FormatSyncEvent({d, 0, 123}));
+    auto e = ParseSyncEvent(FormatSyncEvent({d, 77, 123}));
     ASSERT_TRUE(e);
     EXPECT_EQ(e->decision, d);
+    EXPECT_EQ(e->tick, 77u);
     EXPECT_EQ(e->timestamp, 123u);
   }
 }
@@ -140,7 +141,7 @@ TEST(SwapSyncLines, RejectsMalformedLines) {
                           "complete x 2", "shown 1 2", "shown 1 2 3 4", "done 1 2", "complete 1 2x"}) {
     EXPECT_FALSE(ParseSyncReport(bad)) << bad;
   }
-  for (const char* bad : {"", "present", "present 1 2", "show 1", "present -1", "skip 99999999999"})
+  for (const char* bad : {"", "present", "present 1", "present 1 2 3", "show 1 2", "present -1 0", "skip 99999999999 0", "present 1 x"})
     EXPECT_FALSE(ParseSyncEvent(bad)) << bad;
 }
 

@@ -2,9 +2,16 @@
 // framebuffer back, compare pixels. Skipped without a display.
 #include "receiver/renderer.h"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+
+#include "common/bitmap_font.h"
+#include "common/ppm.h"
+#include "receiver/node_display.h"
+#include "tests/support/temp_dir.h"
 
 #include "tests/support/packet_builder.h"
 
@@ -87,6 +94,98 @@ TEST(MosaicLayout, ScalesTheWallIntoTheWindowAndCentresIt) {
   EXPECT_EQ(v[1].x, 84);  // (160 + 8) / 2
   EXPECT_EQ(v[0].y, (200 - 102) / 2);
   EXPECT_EQ(v[3].x + v[3].width, 164);
+}
+
+
+TEST(Renderer, TheOverlayDrawsItsTextOverTheTileCorner) {
+  const WallSettings wall = Wall();
+  auto r = MakeRenderer({{0, 0, 0, 160, 100}}, 160, 100);
+  if (!r) GTEST_SKIP() << "no display (run under xvfb-run)";
+  const auto frame = PatternFrame(wall.tile, 3);
+  r->Upload(0, frame.data());
+  const std::string text = "R0C0 30 FPS";
+  r->SetOverlay(0, text);
+  r->Draw();
+  const auto shot = r->ReadPixels();
+  const uint32_t tw = TextWidth(text, 2), th = TextHeight(2);  // scale 2 at this size
+  std::vector<std::byte> expected(size_t{tw} * th * 3);
+  DrawText(expected, tw, th, 0, 0, text, 2);
+  for (uint32_t y = 0; y < th; ++y)
+    for (uint32_t x = 0; x < tw; ++x)
+      ASSERT_EQ(shot[((y + 8) * 160 + x + 8) * 3], expected[(size_t{y} * tw + x) * 3]) << x << "," << y;
+  EXPECT_EQ(shot[0], frame[0]) << "outside the overlay: the tile";
+  r->SetOverlay(0, "");
+  r->Draw();
+  EXPECT_TRUE(r->ReadPixels() == frame) << "toggled off";
+}
+
+// The node's tiles r0c1 and r1c1 (one column) as a display node shows them.
+class NodeDisplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::getenv("DISPLAY")) GTEST_SKIP() << "no display (run under xvfb-run)";
+    config_ = DefaultWallConfig({2, 2});
+    config_.wall = Wall();
+    for (uint32_t t = 0; t < 4; ++t) frames_.push_back(PatternFrame(Wall().tile, 200 + t));
+  }
+
+  // Shows tiles 1 and 3 in `mode` and returns the screenshots' pixels.
+  std::vector<std::vector<std::byte>> Show(DisplayMode mode, std::vector<std::pair<uint32_t, uint32_t>>* sizes) {
+    NodeDisplayOptions o;
+    o.mode = mode;
+    o.windowed = true;
+    o.hidden = true;
+    auto d = NodeDisplay::Create(config_, 0, {1, 3}, o);
+    EXPECT_TRUE(d.ok()) << d.status().message();
+    if (!d.ok()) return {};
+    (*d)->Upload(0, frames_[1].data());
+    (*d)->Upload(1, frames_[3].data());
+    EXPECT_TRUE((*d)->Screenshot(dir_ / "shot.ppm").ok());
+    std::vector<std::vector<std::byte>> shots;
+    for (const char* name : {"shot.ppm", "shot-0.ppm", "shot-1.ppm"}) {
+      if (!std::filesystem::exists(dir_ / name)) continue;
+      auto image = ReadPpm(dir_ / name);
+      EXPECT_TRUE(image.ok());
+      sizes->emplace_back(image->width, image->height);
+      shots.push_back(image->rgb);
+    }
+    return shots;
+  }
+
+  WallConfig config_;
+  std::vector<std::vector<std::byte>> frames_;
+  testing::TempDir dir_;
+};
+
+TEST_F(NodeDisplayTest, OneWindowPerTileShowsEachTileWhole) {
+  std::vector<std::pair<uint32_t, uint32_t>> sizes;
+  const auto shots = Show(DisplayMode::kTiles, &sizes);
+  ASSERT_EQ(shots.size(), 2u);
+  EXPECT_EQ(sizes[0], std::make_pair(160u, 100u));
+  EXPECT_TRUE(shots[0] == frames_[1]);
+  EXPECT_TRUE(shots[1] == frames_[3]);
+}
+
+TEST_F(NodeDisplayTest, ASpanningWindowPlacesTheTilesAsOnTheWallWithoutBezels) {
+  std::vector<std::pair<uint32_t, uint32_t>> sizes;
+  const auto shots = Show(DisplayMode::kSpan, &sizes);
+  ASSERT_EQ(shots.size(), 1u);
+  ASSERT_EQ(sizes[0], std::make_pair(160u, 200u));  // r0c1 above r1c1
+  std::vector<std::byte> expected(frames_[1]);
+  expected.insert(expected.end(), frames_[3].begin(), frames_[3].end());
+  EXPECT_TRUE(shots[0] == expected);
+}
+
+TEST(SpanLayout, PlacesANodesTilesByTheirWallPosition) {
+  WallSettings wall = Wall();
+  wall.layout = {5, 3};
+  int w = 0, h = 0;
+  const auto v = SpanLayout(wall, {7, 6}, &w, &h);  // r1c2 and r1c1
+  EXPECT_EQ(w, 320);
+  EXPECT_EQ(h, 100);
+  EXPECT_EQ(v[0].x, 160);  // r1c2 right of r1c1
+  EXPECT_EQ(v[1].x, 0);
+  EXPECT_EQ(v[0].y, 0);
 }
 
 }  // namespace

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Receiver and end-to-end benchmarks, each against a reference measured in
+# the same run. Loopback only; every run is bounded.
+#
+#   bench/receiver_bench.sh [receive|wall|mosaic|all] (default all)
+#
+# receive: streamer (memory source, unpaced, MTU 9000, 2560x1600 tiles) to
+#          headless receivers, 1 and 4 streams: goodput and loss vs
+#          `udpceil tput --tx gso --rx gromm` (receive rate) and vs
+#          `iperf3 -u -l 8972 -b 0`.
+# wall:    the reference wall, 5x3 of 2560x1600 paced at 22 fps (32.5 Gbit/s)
+#          to 8 headless receiver nodes with swap sync, $WALL_SECS (60) s:
+#          loss, skipped ticks, skew, CPU-seconds per GB for the machine.
+# mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
+#          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
+# Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+receiver=build/receiver/receiver
+
+# CPU-seconds used by the whole machine so far (all CPUs, not idle/iowait).
+machine_cpu_s() { awk '/^cpu /{print ($2+$3+$4+$7+$8+$9)/100}' /proc/stat; }
+
+bench_receive() {
+  local ref; ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
+  local ceil; ceil=$(field "$ref" rx_Gbps)
+  iperf3 -s -1 -p 5299 >/dev/null 2>&1 &
+  sleep 0.5
+  local ip; ip=$(iperf3 -c 127.0.0.1 -p 5299 -u -l 8972 -b 0 -t "$secs" --json | \
+    python3 -c "import json,sys; d=json.load(sys.stdin)['end']['sum']; print(d['bits_per_second']*(1-d['lost_percent']/100)/1e9)")
+  wait || true
+  printf "reference: udpceil gso -> gromm rx %.2f Gbit/s; iperf3 -u -l 8972 -b 0 goodput %.2f Gbit/s\n" "$ceil" "$ip"
+  for layout in "1 1" "2 2"; do
+    set -- $layout
+    local n=$(($1 * $2)) cfg="$out/receive-$n.toml"
+    wall_config "$1" "$2" "$cfg"
+    "$receiver" --config "$cfg" --headless --no-sync -q --duration $((secs + 8)) --json "$out/receive-$n-rx.json" \
+      >"$out/receive-$n-rx.log" 2>&1 &
+    local rx=$!
+    sleep 0.5
+    scripts/streamer.sh --config "$cfg" --bench --source memory --pacing off --duration "$secs" -q \
+      --json "$out/receive-$n-tx.json" >"$out/receive-$n-tx.log" 2>&1
+    kill -TERM "$rx"; wait "$rx" || true
+    python3 - "$out/receive-$n-tx.json" "$out/receive-$n-rx.json" "$ceil" "$ip" "$n" <<'PY'
+import json, sys
+tx, rx = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ceil, ip, n = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+got = sum(t["bytes"] for t in rx["tiles"]) * 8 / tx["duration_s"] / 1e9
+lost = sum(t["lost"] for t in rx["tiles"])
+sent = tx["aggregate"]["mbps"] / 1000
+print("receive %2d streams: %.2f Gbit/s received of %.2f sent, %d packets lost; = %.2f x udpceil rx "
+      "(target >= %.2f), %.1f x iperf3 (target >= 2.5)" % (n, got, sent, lost, got / ceil, 0.90 if n == 1 else 0.85,
+                                                            got / ip))
+PY
+  done
+}
+
+bench_wall() {
+  local wsecs=${WALL_SECS:-60} cfg=$out/wall.toml
+  # The reference wall's 8 display nodes (configs/sara-5x3.toml), all on loopback.
+  {
+    printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = 22\n'
+    printf '[stream]\nmtu = 9000\nport_base = 50000\n'
+    local nodes=("r0c0 r0c1" "r0c2 r0c3" "r0c4 r1c0" "r1c1 r1c2" "r1c3 r1c4" "r2c0 r2c1" "r2c2 r2c3" "r2c4") i=1
+    for n in "${nodes[@]}"; do
+      printf '[[node]]\nname = "tile%02d"\naddress = "127.0.0.1"\ntiles = [%s]\n' "$i" \
+        "$(sed 's/\([a-z0-9]*\)/"\1"/g; s/ /, /g' <<<"$n")"
+      i=$((i + 1))
+    done
+  } >"$cfg"
+  local pids=()
+  for i in 1 2 3 4 5 6 7 8; do
+    "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 20)) \
+      --json "$out/wall-rx$i.json" >"$out/wall-rx$i.log" 2>&1 &
+    pids+=($!)
+  done
+  sleep 1
+  local cpu0; cpu0=$(machine_cpu_s)
+  local t0; t0=$(date +%s.%N)
+  scripts/streamer.sh --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
+    >"$out/wall-tx.log" 2>&1
+  local cpu1; cpu1=$(machine_cpu_s)
+  local t1; t1=$(date +%s.%N)
+  for p in "${pids[@]}"; do kill -TERM "$p"; done
+  wait "${pids[@]}" || true
+  python3 - "$out" "$cpu0" "$cpu1" "$t0" "$t1" <<'PY'
+import json, sys, glob
+out, cpu0, cpu1, t0, t1 = sys.argv[1], *map(float, sys.argv[2:6])
+tx = json.load(open(out + "/wall-tx.json"))
+rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
+tiles = [t for r in rx for t in r["tiles"]]
+got = sum(t["bytes"] for t in tiles)
+lost = sum(t["lost"] for t in tiles)
+incomplete = sum(t["frames_incomplete"] for t in tiles)
+s = tx["sync"]
+skipped = s["skipped"] + s["partial"] + tx["aggregate"]["skipped_ticks"]
+print("wall 5x3 of 2560x1600 at 22 fps, %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
+      % (len(tiles), len(rx), tx["duration_s"], tx["aggregate"]["mbps"] / 1000, got * 8 / tx["duration_s"] / 1e9))
+print("wall: lost %d packets, %d incomplete frames, %d ticks skipped of %d (target: 0); skew mean %.3f p99 %.3f max %.3f ms"
+      % (lost, incomplete, skipped, s["presented"] + skipped, s["skew_mean_ms"], s["skew_p99_ms"], s["skew_max_ms"]))
+print("wall: machine CPU %.1f s for %.1f GB received = %.3f CPU-s/GB (target <= 0.30)"
+      % (cpu1 - cpu0, got / 1e9, (cpu1 - cpu0) / (got / 1e9)))
+PY
+}
+
+bench_mosaic() {
+  local js=$out/mosaic-rx.json
+  xvfb-run -a -s "-screen 0 1920x1080x24" "$receiver" --config configs/demo-5x3.toml --mosaic --window 1280x483 -q \
+    --duration $((secs + 6)) --json "$js" >"$out/mosaic-rx.log" 2>&1 &
+  local rx=$!
+  sleep 1.5
+  scripts/streamer.sh --config configs/demo-5x3.toml --source memory --duration "$secs" -q \
+    --json "$out/mosaic-tx.json" >"$out/mosaic-tx.log" 2>&1
+  wait "$rx" || true
+  python3 - "$js" "$out/mosaic-tx.json" <<'PY'
+import json, sys
+rx, tx = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+shown = rx["sync"]["presented"] + rx["sync"]["partial"]
+fps = shown / tx["duration_s"]
+print("mosaic: demo wall 5x3 of 640x400 in a 1280x483 window under Xvfb (Mesa llvmpipe): %.1f fps of %g "
+      "(%d ticks shown together, %d skipped, %d window updates); target: the wall's fps"
+      % (fps, tx["fps"], shown, rx["sync"]["skipped"], rx["window_updates"]))
+PY
+}
+
+case "$what" in
+  receive) bench_receive ;;
+  wall) bench_wall ;;
+  mosaic) bench_mosaic ;;
+  all) bench_receive; bench_wall; bench_mosaic ;;
+  *) echo "usage: $0 [receive|wall|mosaic|all]" >&2; exit 2 ;;
+esac
