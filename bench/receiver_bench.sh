@@ -32,7 +32,8 @@ bench_receive() {
   printf "reference: udpceil gso -> gromm rx %.2f Gbit/s; iperf3 -u -l 8972 -b 0 goodput %.2f Gbit/s\n" "$ceil" "$ip"
   for layout in "1 1" "2 2"; do
     set -- $layout
-    local n=$(($1 * $2)) cfg="$out/receive-$n.toml"
+    local n=$(($1 * $2))
+    local cfg="$out/receive-$n.toml"
     wall_config "$1" "$2" "$cfg"
     "$receiver" --config "$cfg" --headless --no-sync -q --duration $((secs + 8)) --json "$out/receive-$n-rx.json" \
       >"$out/receive-$n-rx.log" 2>&1 &
@@ -56,10 +57,10 @@ PY
 }
 
 bench_wall() {
-  local wsecs=${WALL_SECS:-60} cfg=$out/wall.toml
+  local wsecs=${WALL_SECS:-60} wfps=${WALL_FPS:-22} cfg=$out/wall.toml
   # The reference wall's 8 display nodes (configs/sara-5x3.toml), all on loopback.
   {
-    printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = 22\n'
+    printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = %s\n' "$wfps"
     printf '[stream]\nmtu = 9000\nport_base = 50000\n'
     local nodes=("r0c0 r0c1" "r0c2 r0c3" "r0c4 r1c0" "r1c1 r1c2" "r1c3 r1c4" "r2c0 r2c1" "r2c2 r2c3" "r2c4") i=1
     for n in "${nodes[@]}"; do
@@ -94,7 +95,7 @@ lost = sum(t["lost"] for t in tiles)
 incomplete = sum(t["frames_incomplete"] for t in tiles)
 s = tx["sync"]
 skipped = s["skipped"] + s["partial"] + tx["aggregate"]["skipped_ticks"]
-print("wall 5x3 of 2560x1600 at 22 fps, %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
+print("wall 5x3 of 2560x1600 at %g fps," % tx["fps"] + " %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
       % (len(tiles), len(rx), tx["duration_s"], tx["aggregate"]["mbps"] / 1000, got * 8 / tx["duration_s"] / 1e9))
 print("wall: lost %d packets, %d incomplete frames, %d ticks skipped of %d (target: 0); skew mean %.3f p99 %.3f max %.3f ms"
       % (lost, incomplete, skipped, s["presented"] + skipped, s["skew_mean_ms"], s["skew_p99_ms"], s["skew_max_ms"]))
