@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -51,15 +52,21 @@ void DiskFrameRing::ReadLoop() {
   std::unique_lock lock(mu_);
   while (!stop_ && !failed_) {
     Slot* slot = nullptr;
-    for (Slot& s : slots_)
+    bool have_next = false;  // paused: read the frame wanted once, then rest
+    for (Slot& s : slots_) {
       if (s.state == SlotState::kFree) slot = &s;
-    if (!slot) {
+      else if (s.frame == next_frame_ && (s.generation == generation_ || s.state == SlotState::kHeld ||
+                                          s.state == SlotState::kInUse))
+        have_next = true;
+    }
+    if (!slot || (step_ == 0 && have_next)) {
       reader_cv_.wait(lock);
       continue;
     }
     const uint64_t frame = next_frame_;
     const uint64_t generation = generation_;
-    next_frame_ = (next_frame_ + 1) % frames_;
+    const auto n = static_cast<int64_t>(frames_);
+    next_frame_ = static_cast<uint64_t>(((static_cast<int64_t>(next_frame_) + step_) % n + n) % n);
     slot->state = SlotState::kFilling;
     slot->frame = frame;
     slot->generation = generation;
@@ -89,8 +96,20 @@ void DiskFrameRing::ReadLoop() {
   }
 }
 
+void DiskFrameRing::SetReadAhead(int32_t step) {
+  std::lock_guard lock(mu_);
+  if (step == step_) return;
+  step_ = step;
+  reader_cv_.notify_all();
+}
+
 const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
   std::unique_lock lock(mu_);
+  if (held_ >= 0 && slots_[static_cast<size_t>(held_)].frame == index) {  // the same frame again
+    in_use_ = std::exchange(held_, -1);
+    slots_[static_cast<size_t>(in_use_)].state = SlotState::kInUse;
+    return slots_[static_cast<size_t>(in_use_)].buffer.data();
+  }
   for (;;) {
     // The wanted frame, and every ready frame read before it (skipped).
     int found = -1;

@@ -2,8 +2,10 @@
 // read-ahead ring, or from memory.
 //
 // DiskFrameRing: a reader thread reads frames with O_DIRECT ahead of
-// playback into a ring of aligned (huge-page) buffers, so the disk never
-// waits for the network and the network never for the disk. The sender
+// playback into a ring of aligned (huge-page) buffers, in the direction and
+// at the stride of play (SetReadAhead), so the disk never waits for the
+// network and the network never for the disk. The frame the sender last
+// released is handed out again without a read (paused, slow motion). The sender
 // Acquire()s the frame a tick asks for and Release()s it after sending.
 // Frames the sender skipped are dropped from the ring; a frame that is not
 // the next one the reader expected (a seek) empties the ring and restarts the
@@ -49,6 +51,9 @@ class FrameProvider {
   // REQUIRES: the previous Acquire was Released.
   virtual const std::byte* Acquire(uint64_t index, int64_t deadline_ns) = 0;
   virtual void Release() = 0;
+  // Frames to read ahead per frame sent: 1 plays forwards, -1 backwards, 2
+  // skips every other frame, 0 (paused) reads nothing new.
+  virtual void SetReadAhead(int32_t /*step*/) {}
   // After a read error: the last frame delivered (nullptr if none), which
   // stays valid because nothing is read any more.
   virtual const std::byte* LastFrame() const = 0;
@@ -68,6 +73,7 @@ class DiskFrameRing final : public FrameProvider {
 
   const std::byte* Acquire(uint64_t index, int64_t deadline_ns) override;
   void Release() override;
+  void SetReadAhead(int32_t step) override;
   const std::byte* LastFrame() const override;
   bool failed() const override { return failed_.load(); }
   std::string error() const override;
@@ -95,6 +101,7 @@ class DiskFrameRing final : public FrameProvider {
   std::condition_variable reader_cv_, sender_cv_;
   bool stop_ = false;
   uint64_t next_frame_ = 0;   // what the reader reads next
+  int32_t step_ = 1;          // then next_frame_ + step_, modulo the frames
   uint64_t generation_ = 0;   // bumped by a restart; in-flight reads of an older one are dropped
   uint64_t sequence_ = 0;
   int in_use_ = -1;

@@ -17,17 +17,9 @@
 #include <string>
 
 #include "common/control_protocol.h"
+#include "common/wall_config.h"
 
 namespace tilestream {
-
-struct JoystickMap {
-  uint32_t scrub_axis = 0;
-  double scrub_speed = 8;    // frames per tick at full deflection
-  double dead_zone = 0.15;   // |value| below this is the centre
-  uint32_t toggle_button = 0;
-  uint32_t step_back_button = 4;
-  uint32_t step_forward_button = 5;
-};
 
 class Playback {
  public:

@@ -140,15 +140,26 @@ std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
   return fmt::format("shown {} {} {}", tile, timestamp, shown_ns);
 }
 
+std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete) {
+  return fmt::format("stats {} {} {} {}", tile, frames, lost, incomplete);
+}
+
 std::optional<SyncReport> ParseSyncReport(std::string_view line) {
-  std::array<std::string_view, 4> w;
+  std::array<std::string_view, 5> w;
   size_t n = 0;
   if (!Words(line, &w, &n) || n < 3) return std::nullopt;
   SyncReport r;
+  if (w[0] == "stats" && n == 5) {
+    r.kind = SyncReport::Kind::kStats;
+    if (!Number(w[1], &r.tile) || !Number(w[2], &r.frames) || !Number(w[3], &r.lost) ||
+        !Number(w[4], &r.incomplete))
+      return std::nullopt;
+    return r;
+  }
   if (w[0] == "complete" && n == 3) {
-    r.shown = false;
+    r.kind = SyncReport::Kind::kComplete;
   } else if (w[0] == "shown" && n == 4) {
-    r.shown = true;
+    r.kind = SyncReport::Kind::kShown;
     if (!Number(w[3], &r.shown_ns)) return std::nullopt;
   } else {
     return std::nullopt;

@@ -105,14 +105,20 @@ class SwapSyncMaster {
 // "shown TILE TIMESTAMP REALTIME_NS"; master to receiver: "present TS TICK",
 // "skip TS TICK", "partial TS TICK". Parsers take untrusted text: nullopt on anything
 // malformed.
+// Once a second a receiver also says per tile "stats TILE FRAMES LOST
+// INCOMPLETE": frames shown in the last second, packets lost and frames
+// incomplete so far (for the control channel's status).
 struct SyncReport {
-  bool shown = false;  // false: complete
+  enum class Kind : uint8_t { kComplete = 0, kShown = 1, kStats = 2 };
+  Kind kind = Kind::kComplete;
   uint32_t tile = 0;
   uint32_t timestamp = 0;
   int64_t shown_ns = 0;
+  uint64_t frames = 0, lost = 0, incomplete = 0;  // kStats
 };
 std::string FormatComplete(uint32_t tile, uint32_t timestamp);
 std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
+std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete);
 std::optional<SyncReport> ParseSyncReport(std::string_view line);
 std::string FormatSyncEvent(const SyncEvent& e);
 std::optional<SyncEvent> ParseSyncEvent(std::string_view line);

@@ -88,7 +88,8 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
 }
 
 void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
-  r.CheckKeys(t, "control", {"listen", "address", "port", "token_file"});
+  r.CheckKeys(t, "control", {"listen", "address", "port", "token_file", "idle_timeout_s"});
+  r.Int(t, "control", "idle_timeout_s", 1, 86400, &c->idle_timeout_s);
   r.String(t, "control", "listen", &c->listen_address);
   r.String(t, "control", "address", &c->address);
   r.Int(t, "control", "port", 1, 65535, &c->port);
@@ -105,6 +106,17 @@ void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
     r.Error(t.get("policy"), "sync.policy", fmt::format("'{}' is not a policy (skip or partial)", policy));
   r.Int(t, "sync", "deadline_ms", 0, 10000, &s->deadline_ms);
   r.Int(t, "sync", "wait_ms", 0, 600000, &s->wait_ms);
+}
+
+void ReadJoystick(TomlReader& r, const toml::table& t, JoystickMap* j) {
+  r.CheckKeys(t, "joystick", {"scrub_axis", "scrub_speed", "dead_zone", "toggle_button", "step_back_button",
+                              "step_forward_button"});
+  r.Int(t, "joystick", "scrub_axis", 0, 255, &j->scrub_axis);
+  r.Float(t, "joystick", "scrub_speed", 0.1, 64, &j->scrub_speed);
+  r.Float(t, "joystick", "dead_zone", 0, 0.9, &j->dead_zone);
+  r.Int(t, "joystick", "toggle_button", 0, 255, &j->toggle_button);
+  r.Int(t, "joystick", "step_back_button", 0, 255, &j->step_back_button);
+  r.Int(t, "joystick", "step_forward_button", 0, 255, &j->step_forward_button);
 }
 
 bool IsIpLiteral(const std::string& a) {
@@ -294,11 +306,12 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
                                                e.source().begin.line, e.description()));
   }
   TomlReader r(c.source, &c.key_lines);
-  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "sync"});
+  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "sync", "joystick"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
   if (const toml::table* t = Section(r, root, "sync")) ReadSync(r, *t, &c.sync);
+  if (const toml::table* t = Section(r, root, "joystick")) ReadJoystick(r, *t, &c.joystick);
   TableArray(r, root, "nic", [&](const toml::table& t, const std::string& path) {
     c.nics.emplace_back();
     ReadNic(r, t, path, &c.nics.back());

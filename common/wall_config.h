@@ -69,8 +69,19 @@ struct ControlSettings {
   std::string address;
   uint16_t port = 7470;
   std::string token_file;  // required unless listen_address is loopback
+  uint32_t idle_timeout_s = 600;  // a command connection silent this long is closed
 
   const std::string& client_address() const { return address.empty() ? listen_address : address; }
+};
+
+// What joystick events do (docs/control.md): the [joystick] table.
+struct JoystickMap {
+  uint32_t scrub_axis = 0;
+  double scrub_speed = 8;    // frames per tick at full deflection
+  double dead_zone = 0.15;   // |value| below this is the centre
+  uint32_t toggle_button = 0;
+  uint32_t step_back_button = 4;
+  uint32_t step_forward_button = 5;
 };
 
 // Swap sync (docs/control.md): a tick is shown when every tile has it, or at
@@ -104,6 +115,7 @@ struct WallConfig {
   std::vector<DisplayNode> nodes;
   ControlSettings control;
   SyncSettings sync;
+  JoystickMap joystick;
   std::vector<TileRoute> routes;  // per tile index; filled by Validate
   // Line of each key in `source` ("node[1].tiles" -> 42), for messages.
   std::vector<std::pair<std::string, int>> key_lines;

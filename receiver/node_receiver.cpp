@@ -177,6 +177,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     if (display) {
       const Renderer::Events ev = display->PollEvents();
       if (ev.quit) break;
+      for (const std::string& command : ev.commands)
+        if (sync) sync->SendCommand(command);
       if (ev.toggle_overlay) {
         overlay = !overlay;
         for (size_t i = 0; i < tiles.size(); ++i) display->SetOverlay(i, overlay ? overlay_text[i] : "");
@@ -225,6 +227,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
                                     (s.bytes - tile_previous[i].bytes) * 8 / 1e9, s.lost,
                                     synced_now ? fmt::format("TICK {}", last_tick) : std::string("NO SYNC"));
       if (display && overlay) display->SetOverlay(i, overlay_text[i]);
+      if (sync) sync->ReportStats(indices[i], frames, s.lost, s.incomplete);
       tile_previous[i] = s;
     }
     shown_previous = shown_now;

@@ -213,7 +213,16 @@ Renderer::Events Renderer::PollEvents() {
     if (e.type == SDL_WINDOWEVENT && e.window.event == SDL_WINDOWEVENT_CLOSE) out.quit = true;
     if (e.type != SDL_KEYDOWN || e.key.repeat) continue;
     if (e.key.keysym.sym == SDLK_ESCAPE || e.key.keysym.sym == SDLK_q) out.quit = true;
-    if (e.key.keysym.sym == SDLK_o) out.toggle_overlay = true;
+    switch (e.key.keysym.sym) {
+      case SDLK_o: out.toggle_overlay = true; break;
+      case SDLK_SPACE: out.commands.emplace_back("toggle"); break;
+      case SDLK_LEFT: out.commands.emplace_back("step -1"); break;
+      case SDLK_RIGHT: out.commands.emplace_back("step +1"); break;
+      case SDLK_UP: out.commands.emplace_back("speed 2"); break;
+      case SDLK_DOWN: out.commands.emplace_back("speed 1"); break;
+      case SDLK_HOME: out.commands.emplace_back("seek 0"); break;
+      default: break;
+    }
   }
   return out;
 }

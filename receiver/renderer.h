@@ -54,6 +54,7 @@ class Renderer {
   struct Events {
     bool quit = false;            // Esc, q, or a window closed
     bool toggle_overlay = false;  // o
+    std::vector<std::string> commands;  // control commands of the keys: space, arrows, Home
   };
   static Events PollEvents();
 

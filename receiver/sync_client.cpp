@@ -90,6 +90,10 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
       continue;
     }
     const std::string error = j.is_object() ? j.value("error", line) : line;
+    if (subscribed()) {  // the reply to a key's command
+      fmt::print(stderr, "receiver: {}\n", error);
+      continue;
+    }
     if (error != last_error_) fmt::print(stderr, "receiver: swap sync refused: {}\n", error);
     last_error_ = error;
     Lost(error);
@@ -102,6 +106,12 @@ void SyncClient::Send(const std::string& line) {
   std::lock_guard lock(mu_);
   if (subscribed_) channel_.Send(line);
 }
+
+void SyncClient::ReportStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete) {
+  Send(FormatStats(tile, frames, lost, incomplete));
+}
+
+void SyncClient::SendCommand(const std::string& line) { Send(line); }
 
 void SyncClient::ReportComplete(uint32_t tile, uint32_t timestamp) { Send(FormatComplete(tile, timestamp)); }
 

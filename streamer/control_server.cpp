@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <poll.h>
+#include <time.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -11,6 +12,12 @@
 
 namespace tilestream {
 namespace {
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
 
 std::string Error(const std::string& what) { return nlohmann::json{{"ok", false}, {"error", what}}.dump(); }
 
@@ -29,6 +36,7 @@ std::pair<std::string, std::string> SplitWord(const std::string& line) {
 Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config, SwapSyncMaster* sync,
                                                            CommandHandler handler) {
   std::unique_ptr<ControlServer> s(new ControlServer(config, sync, std::move(handler)));
+  s->receiver_stats_.resize(config.tile_count());
   if (!config.control.token_file.empty()) {
     auto token = ReadToken(config.control.token_file);
     if (!token.ok()) return token.status();
@@ -62,15 +70,23 @@ void ControlServer::Poll(int64_t timeout_ns) {
     fds.push_back({c->channel.fd(), static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
   // poll() counts milliseconds; wait at least one unless asked not to wait.
   const int timeout_ms = timeout_ns <= 0 ? 0 : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
-  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
-  if (fds[0].revents & POLLIN) Accept();
-  for (size_t i = 1; i < fds.size(); ++i) {
+  const int ready = poll(fds.data(), fds.size(), timeout_ms);
+  if (ready > 0 && (fds[0].revents & POLLIN)) Accept();
+  for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
     Client& c = *clients_[i - 1];
     if (fds[i].revents & POLLOUT) c.channel.Flush();
     if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();
+    c.last_input_ns = NowNs();
     // Lines that arrived before a close are still handled.
     while (auto line = c.channel.NextLine()) Handle(c, *line);
+  }
+  const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * 1'000'000'000;
+  for (auto& c : clients_) {
+    if (c->node < 0 && c->channel.open() && NowNs() - c->last_input_ns > idle_limit) {
+      c->channel.Send(Error(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
+      c->channel.Close("idle");
+    }
   }
   for (auto& c : clients_)
     if (!c->channel.open()) Drop(*c);
@@ -84,6 +100,7 @@ void ControlServer::Accept() {
     auto c = std::make_unique<Client>();
     c->channel = LineChannel(std::move(fd));
     c->authorised = token_.empty();
+    c->last_input_ns = NowNs();
     if (clients_.size() >= kMaxClients) {
       c->channel.Send(Error(fmt::format("too many clients (at most {})", kMaxClients)));
       continue;
@@ -97,17 +114,21 @@ void ControlServer::Handle(Client& c, const std::string& line) {
   if (c.node >= 0) {  // a sync connection
     if (auto r = ParseSyncReport(line)) {
       if (r->tile < config_.tile_count() && config_.routes[r->tile].node == static_cast<uint32_t>(c.node)) {
-        if (r->shown) sync_->Shown(r->tile, r->timestamp, r->shown_ns);
-        else sync_->Complete(r->tile, r->timestamp);
+        switch (r->kind) {
+          case SyncReport::Kind::kComplete: sync_->Complete(r->tile, r->timestamp); break;
+          case SyncReport::Kind::kShown: sync_->Shown(r->tile, r->timestamp, r->shown_ns); break;
+          case SyncReport::Kind::kStats:
+            receiver_stats_[r->tile] = {true, r->frames, r->lost, r->incomplete};
+            break;
+        }
       }
       return;
     }
-    c.channel.Send(Error("not a sync line: " + line.substr(0, 80)));
-    return;
+    // Anything else on a sync connection is a command (the receiver's keys).
   }
   auto [word, rest] = SplitWord(line);
   if (word.empty()) return;
-  if (word == "auth") {
+  if (word == "auth" && c.node < 0) {
     c.authorised = !token_.empty() && rest == token_;
     if (!c.authorised) {
       c.channel.Send(Error("wrong token"));
@@ -122,7 +143,7 @@ void ControlServer::Handle(Client& c, const std::string& line) {
     c.channel.Close("not authorised");
     return;
   }
-  if (word == "sync") return Subscribe(c, rest);
+  if (word == "sync" && c.node < 0) return Subscribe(c, rest);
   c.channel.Send(handler_ ? handler_(line) : Error("unknown command: " + word));
 }
 

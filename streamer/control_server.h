@@ -7,7 +7,9 @@
 // answers, and returns; the coordinator calls it instead of sleeping. A
 // client that breaks a limit (line length, slow reader, wrong token) is
 // closed alone; nothing a client sends can stop the server. At most
-// kMaxClients at once. Not thread-safe.
+// kMaxClients at once; a command connection silent for
+// control.idle_timeout_s is closed (sync connections talk every tick).
+// Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -42,11 +44,19 @@ class ControlServer {
   uint16_t port() const { return port_; }
   size_t synced_nodes() const;
 
+  // What each tile's receiver said last (its "stats" line), for status.
+  struct ReceiverTileStats {
+    bool known = false;
+    uint64_t frames = 0, lost = 0, incomplete = 0;  // frames: shown in its last second
+  };
+  const std::vector<ReceiverTileStats>& receiver_stats() const { return receiver_stats_; }
+
  private:
   struct Client {
     LineChannel channel;
     bool authorised = false;
     int node = -1;  // the display node this connection syncs, or -1
+    int64_t last_input_ns = 0;
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
@@ -63,6 +73,7 @@ class ControlServer {
   uint16_t port_ = 0;
   std::string token_;
   std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<ReceiverTileStats> receiver_stats_;
 };
 
 }  // namespace tilestream

@@ -5,12 +5,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/pacer.h"
+#include "common/playback.h"
 #include "common/sdp.h"
 #include "common/swap_sync.h"
 #include "streamer/control_server.h"
@@ -43,14 +46,18 @@ class Coordinator {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
-    auto server = ControlServer::Open(c_, &sync_, nullptr);
+    auto server = ControlServer::Open(c_, &sync_, [this](const std::string& line) { return HandleCommand(line); });
     if (!server.ok()) {
       fmt::print(stderr, "streamer: {}\n", server.status().message());
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
     server_ = std::move(server).value();
-    if (!options_.bench && c_.sync.enabled) WaitForDisplayNodes();
+    if (!options_.bench) {
+      playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */, c_.wall.fps,
+                        c_.joystick);
+      if (c_.sync.enabled) WaitForDisplayNodes();
+    }
     start_ns_ = clock_.NowNs();
     for (int64_t& h : heard_ns_) h = start_ns_;
     const bool ok = options_.bench ? RunBench() : RunPlay();
@@ -154,18 +161,19 @@ class Coordinator {
     std::fflush(stdout);
   }
 
-  // The frame clock: tick k at start + k / fps; every tile sends frame
-  // k mod frames (looping) with the same RTP timestamp.
+  // The frame clock: tick k at start + k / fps; every tile sends the frame
+  // the playback state gives for that tick, with the same RTP timestamp.
+  // Commands change the state between ticks, so every tile sees a change at
+  // the same tick.
   bool RunPlay() {
     const int64_t interval = static_cast<int64_t>(kSecond / c_.wall.fps);
-    const uint64_t frames = wall_.movie ? wall_.movie->frames : 0;  // 0: memory source, synthetic
     std::random_device random;
     const uint32_t timestamp_base = random();
     int64_t next_second = start_ns_ + kSecond;
     for (uint64_t tick = 0;; ++tick) {
       const int64_t due = start_ns_ + static_cast<int64_t>(tick * kSecond / c_.wall.fps);
       while (clock_.NowNs() < due) {
-        if (stop_->load()) return true;
+        if (stop_->load() || stop_requested_) return true;
         Drain();
         if (const Health h = CheckAlive(); h != Health::kAlive) return h == Health::kStopping;
         if (clock_.NowNs() >= next_second) {
@@ -175,9 +183,14 @@ class Coordinator {
         const int64_t now = clock_.NowNs();
         Wait(std::min({due - now, int64_t{2'000'000}, sync_.next_deadline_ns() - now}));
       }
-      if (stop_->load() || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
+      if (stop_->load() || stop_requested_ || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
+      tick_ = tick;
+      const bool send = playback_->ShouldSend(tick);
+      const int32_t step = playback_->read_ahead_step();
+      const uint64_t frame = playback_->Advance();
+      if (!send) continue;  // paused: the frame is repeated at a low rate only
       const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
-      Broadcast(TickCommand::kPlay, tick, frames ? tick % frames : tick, timestamp, interval);
+      Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step);
       if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
     }
     // Let the last frames go out and be decided before stopping.
@@ -186,10 +199,74 @@ class Coordinator {
     return true;
   }
 
+  // One line of the control channel (not auth or sync): one JSON line back.
+  std::string HandleCommand(const std::string& line) {
+    auto command = ParseCommand(line);
+    if (!command.ok()) return nlohmann::json{{"ok", false}, {"error", command.status().message()}}.dump();
+    switch (command->kind) {
+      case CommandKind::kHelp:
+        return nlohmann::json{{"ok", true}, {"commands", std::string(CommandHelp())}}.dump();
+      case CommandKind::kStatus:
+        return StatusJson();
+      case CommandKind::kStop:
+        stop_requested_ = true;
+        return nlohmann::json{{"ok", true}, {"stopping", true}}.dump();
+      default:
+        break;
+    }
+    if (!playback_) return nlohmann::json{{"ok", false}, {"error", "benchmark mode: nothing to control"}}.dump();
+    std::string error;
+    if (!playback_->Apply(*command, &error)) return nlohmann::json{{"ok", false}, {"error", error}}.dump();
+    return PlaybackJson().dump();
+  }
+
+  nlohmann::json PlaybackJson() const {
+    nlohmann::json j{{"ok", true}};
+    if (!playback_) {
+      j["state"] = "benchmark";
+      return j;
+    }
+    j["state"] = playback_->playing() ? "playing" : "paused";
+    j["frame"] = playback_->frame();
+    j["frames"] = playback_->frames();
+    j["speed"] = playback_->speed();
+    j["loop"] = playback_->loop();
+    j["scrubbing"] = playback_->scrubbing();
+    j["tick"] = tick_;
+    return j;
+  }
+
+  // The playback state, the swap sync, and per tile the sender's last
+  // second and its receiver's last report.
+  std::string StatusJson() const {
+    nlohmann::json j = PlaybackJson();
+    const SyncStats& st = sync_.stats();
+    j["sync"] = {{"enabled", c_.sync.enabled}, {"nodes", server_->synced_nodes()}, {"shown", st.presented + st.partial},
+                 {"skipped", st.skipped}, {"skew_mean_ms", st.skew_mean_ms()}, {"skew_max_ms", st.skew_max_ns / 1e6}};
+    j["tiles"] = nlohmann::json::array();
+    const auto& receivers = server_->receiver_stats();
+    for (uint32_t t = 0; t < tiles_; ++t) {
+      nlohmann::json tile{{"tile", TileName(c_, t)}, {"rank", t + 1}, {"nic", c_.nics[c_.routes[t].nic].name}};
+      if (t < last_second_.size()) {
+        const StreamSummary& s = last_second_[t];
+        tile["gbps"] = s.mbps / 1000;
+        tile["disk_mbytes_per_s"] = s.disk_mbytes_per_s;
+        tile["send_errors"] = latest_[t].send_errors;
+        tile["late_frames"] = latest_[t].late_frames;
+      }
+      if (receivers[t].known) {
+        tile["receiver"] = {{"fps", receivers[t].frames}, {"lost", receivers[t].lost},
+                            {"incomplete", receivers[t].incomplete}};
+      }
+      j["tiles"].push_back(tile);
+    }
+    return j.dump();
+  }
+
   bool RunBench() {
     Broadcast(TickCommand::kHeartbeat, 0, 0);  // go
     int64_t next_second = start_ns_ + kSecond;
-    while (!stop_->load() && !TimeUp()) {
+    while (!stop_->load() && !stop_requested_ && !TimeUp()) {
       Drain();
       if (const Health h = CheckAlive(); h != Health::kAlive) return h == Health::kStopping;
       if (clock_.NowNs() >= next_second) {
@@ -206,8 +283,10 @@ class Coordinator {
     return options_.duration_s > 0 && clock_.NowNs() - start_ns_ >= static_cast<int64_t>(options_.duration_s * kSecond);
   }
 
-  void Broadcast(TickCommand command, uint64_t tick, uint64_t frame, uint32_t timestamp = 0, int64_t interval = 0) {
+  void Broadcast(TickCommand command, uint64_t tick, uint64_t frame, uint32_t timestamp = 0, int64_t interval = 0,
+                 int32_t read_ahead_step = 1) {
     TickMessage m;
+    m.read_ahead_step = read_ahead_step;
     m.tick = tick;
     m.frame = frame;
     m.timestamp = timestamp;
@@ -272,6 +351,7 @@ class Coordinator {
       streams.push_back(Summarize(delta, c_));
       previous_[t] = latest_[t];
     }
+    last_second_ = streams;
     if (!options_.quiet) {
       std::string sync;
       if (server_->synced_nodes() > 0) {
@@ -343,6 +423,10 @@ class Coordinator {
   SwapSyncMaster sync_;
   std::vector<SyncEvent> events_;
   std::unique_ptr<ControlServer> server_;
+  std::optional<Playback> playback_;  // play mode only
+  bool stop_requested_ = false;       // the control channel's stop
+  uint64_t tick_ = 0;
+  std::vector<StreamSummary> last_second_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ struct TickMessage {
   uint64_t frame = 0;         // movie frame index to send
   int64_t interval_ns = 0;    // the frame interval, for pacing
   uint32_t timestamp = 0;     // RTP timestamp of this tick, the same on every tile
+  int32_t read_ahead_step = 1;  // frames per tick the disk reader reads ahead (playback speed)
   TickCommand command = TickCommand::kPlay;
 };
 

@@ -145,6 +145,7 @@ class TileRank {
       } else {
         do {
           if (tick.command != TickCommand::kPlay) continue;
+          frames_->SetReadAhead(tick.read_ahead_step);
           SendOne(tick.frame, tick.timestamp, clock_.NowNs(), tick.interval_ns, &hurry_);
           MaybeSendStats(clock_.NowNs());
         } while (NextTick(&tick));

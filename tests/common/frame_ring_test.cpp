@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "tests/support/packet_builder.h"
 #include "tests/support/temp_dir.h"
@@ -81,6 +83,43 @@ TEST(DiskFrameRing, SeekBackwardsRestartsTheReader) {
   ASSERT_TRUE(IsFrame((*ring)->Acquire(3, In(5000)), 3));
   (*ring)->Release();
   EXPECT_GE((*ring)->stats().restarts, 1u);
+}
+
+TEST(DiskFrameRing, ReadsAheadBackwardsWhenPlayingBackwards) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok());
+  (*ring)->SetReadAhead(-1);
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(3, In(5000)), 3));  // one seek to get there
+  (*ring)->Release();
+  const uint64_t restarts = (*ring)->stats().restarts;
+  for (uint64_t f : {2, 1, 0, 9, 8}) {  // wraps past the start
+    ASSERT_TRUE(IsFrame((*ring)->Acquire(f, In(5000)), f)) << f;
+    (*ring)->Release();
+  }
+  EXPECT_EQ((*ring)->stats().restarts, restarts) << "every frame was read ahead, none sought";
+}
+
+TEST(DiskFrameRing, APausedFrameIsSentAgainWithoutRereadingIt) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(0, In(5000)), 0));
+  (*ring)->Release();
+  (*ring)->SetReadAhead(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the reader settle
+  const uint64_t read = (*ring)->stats().frames_read;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(IsFrame((*ring)->Acquire(0, In(5000)), 0));
+    (*ring)->Release();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ((*ring)->stats().frames_read, read) << "paused: nothing more read";
+  (*ring)->SetReadAhead(2);
+  for (uint64_t f : {2, 4, 6}) {
+    ASSERT_TRUE(IsFrame((*ring)->Acquire(f, In(5000)), f)) << f;
+    (*ring)->Release();
+  }
 }
 
 TEST(DiskFrameRing, HoldsTheLastFrameAfterAReadError) {

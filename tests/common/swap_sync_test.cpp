@@ -120,13 +120,19 @@ TEST(SwapSync, MeasuresSkewAsSpreadOfShowTimes) {
 TEST(SwapSyncLines, RoundTrip) {
   auto r = ParseSyncReport(FormatComplete(14, 4294967295u));
   ASSERT_TRUE(r);
-  EXPECT_FALSE(r->shown);
+  EXPECT_EQ(r->kind, SyncReport::Kind::kComplete);
   EXPECT_EQ(r->tile, 14u);
   EXPECT_EQ(r->timestamp, 4294967295u);
   r = ParseSyncReport(FormatShown(3, 77, 1'700'000'000'123'456'789));
   ASSERT_TRUE(r);
-  EXPECT_TRUE(r->shown);
+  EXPECT_EQ(r->kind, SyncReport::Kind::kShown);
   EXPECT_EQ(r->shown_ns, 1'700'000'000'123'456'789);
+  r = ParseSyncReport(FormatStats(2, 30, 7, 1));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, SyncReport::Kind::kStats);
+  EXPECT_EQ(r->frames, 30u);
+  EXPECT_EQ(r->lost, 7u);
+  EXPECT_EQ(r->incomplete, 1u);
   for (SyncDecision d : {SyncDecision::kPresent, SyncDecision::kSkip, SyncDecision::kPartial}) {
     auto e = ParseSyncEvent(FormatSyncEvent({d, 77, 123}));
     ASSERT_TRUE(e);
@@ -138,7 +144,8 @@ TEST(SwapSyncLines, RoundTrip) {
 
 TEST(SwapSyncLines, RejectsMalformedLines) {
   for (const char* bad : {"", "complete", "complete 1", "complete 1 2 3", "complete -1 2", "complete 1 4294967296",
-                          "complete x 2", "shown 1 2", "shown 1 2 3 4", "done 1 2", "complete 1 2x"}) {
+                          "complete x 2", "shown 1 2", "shown 1 2 3 4", "done 1 2", "complete 1 2x", "stats 1 2 3",
+                          "stats 1 2 3 -4"}) {
     EXPECT_FALSE(ParseSyncReport(bad)) << bad;
   }
   for (const char* bad : {"", "present", "present 1", "present 1 2 3", "show 1 2", "present -1 0", "skip 99999999999 0", "present 1 x"})

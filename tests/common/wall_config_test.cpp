@@ -189,6 +189,18 @@ TEST(WallConfig, RejectsWildcardControlWithoutClientAddress) {
               HasSubstr("control.address: the control listener is on every address (::)"));
 }
 
+TEST(WallConfig, ReadsTheJoystickMap) {
+  auto c = ParseWallConfig(std::string(kTwoTiles) + "[joystick]\nscrub_axis = 2\nscrub_speed = 4.5\ntoggle_button = 7\n",
+                           "w.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->joystick.scrub_axis, 2u);
+  EXPECT_DOUBLE_EQ(c->joystick.scrub_speed, 4.5);
+  EXPECT_EQ(c->joystick.toggle_button, 7u);
+  EXPECT_EQ(c->joystick.step_forward_button, 5u);  // default
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[joystick]\ndead_zone = 1.5\n"),
+              HasSubstr("joystick.dead_zone: 1.5 is outside 0..0.9"));
+}
+
 TEST(WallConfig, ReadsSyncSettings) {
   auto c = ParseWallConfig(std::string(kTwoTiles) + "[sync]\npolicy = \"partial\"\ndeadline_ms = 20\n", "w.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();

@@ -109,6 +109,34 @@ class ReceiverTest : public ::testing::Test {
                  dir_);
   }
 
+  // `wallctl COMMAND` against the streamer of this test: its exit code and
+  // reply. popen, not Shell: it runs while Stream() runs.
+  std::pair<int, std::string> Ctl(const std::string& command) {
+    std::string out;
+    FILE* f = popen((WALLCTL_PATH " --config " + config_ + " " + command + " 2>&1").c_str(), "r");
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+    const int rc = pclose(f);
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+  }
+
+  // The store's frame index of each checksum of tile `tile`.
+  std::map<std::string, uint64_t> FrameOfChecksum(uint32_t tile) {
+    std::map<std::string, uint64_t> m;
+    for (uint64_t f = 0; f < kFrames; ++f) m[StoreChecksum(tile, f)] = f;
+    return m;
+  }
+
+  // Per tile, the store frames it received, in order of arrival.
+  std::map<uint32_t, std::vector<uint64_t>> FramesReceived(const std::string& tag) {
+    std::map<uint32_t, std::vector<uint64_t>> out;
+    for (const auto& [tile, frames] : FrameLog(tag)) {
+      const auto which = FrameOfChecksum(tile);
+      for (const auto& [ts, sum] : frames) out[tile].push_back(which.count(sum) ? which.at(sum) : 999);
+    }
+    return out;
+  }
+
   nlohmann::json Report(const std::string& tag) {
     std::ifstream in(dir_ / (tag + ".json"));
     return nlohmann::json::parse(in);
@@ -257,6 +285,99 @@ TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
   EXPECT_EQ(j["sync"]["skipped"], kTicks) << j["sync"].dump();
   EXPECT_EQ(j["sync"]["presented"], 0);
   for (const auto& t : j["tiles"]) EXPECT_EQ(t["frames_complete"], kTicks) << "it had them all";
+}
+
+
+// The control channel end to end: wallctl commands change what every tile
+// shows, at the same tick.
+TEST_F(ReceiverTest, SeekThenPauseShowsThatFrameOnEveryTile) {
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread control([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // the wall is playing
+    EXPECT_EQ(Ctl("seek 5").first, 0);
+    const auto [rc, reply] = Ctl("pause");
+    EXPECT_EQ(rc, 0) << reply;
+    EXPECT_THAT(reply, ::testing::HasSubstr("\"state\":\"paused\""));
+    EXPECT_EQ(Ctl("bogus").first, 1) << "an error reply";
+  });
+  const auto tx = Stream(125);  // 5 s
+  control.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  for (const std::string tag : {"left", "right"}) {
+    for (const auto& [tile, frames] : FramesReceived(tag)) {
+      ASSERT_GE(frames.size(), 10u);
+      // Paused for the last ~2 s: the frame repeated twice a second, all 5.
+      for (size_t i = frames.size() - 3; i < frames.size(); ++i)
+        EXPECT_EQ(frames[i], 5u) << "tile " << tile << " frame " << i << " of " << frames.size();
+    }
+  }
+}
+
+TEST_F(ReceiverTest, StepBackwardsPlayAndLoopOffReachTheStartAndHold) {
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread control([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    EXPECT_EQ(Ctl("pause").first, 0);
+    EXPECT_EQ(Ctl("seek 6").first, 0);
+    EXPECT_EQ(Ctl("step -2").first, 0);  // 4
+    EXPECT_EQ(Ctl("loop off").first, 0);
+    EXPECT_EQ(Ctl("speed -1").first, 0);
+    EXPECT_EQ(Ctl("play").first, 0);  // 4, 3, 2, 1, 0, then hold 0
+  });
+  const auto tx = Stream(125);
+  control.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  for (const std::string tag : {"left", "right"}) {
+    for (const auto& [tile, frames] : FramesReceived(tag)) {
+      // From the end back: 0 held (repeated while paused), then 1, 2, 3, 4.
+      size_t i = frames.size();
+      while (i > 0 && frames[i - 1] == 0) --i;
+      ASSERT_LT(i, frames.size()) << "tile " << tile << " ends on frame 0";
+      ASSERT_GE(i, 4u);
+      EXPECT_EQ(std::vector<uint64_t>(frames.begin() + i - 4, frames.begin() + i), (std::vector<uint64_t>{4, 3, 2, 1}))
+          << "tile " << tile;
+    }
+  }
+}
+
+// Hostile clients: 50 connections at once, 10,000 malformed lines, a 1 MB
+// line, a client that never reads its replies. A well-behaved client is
+// still answered at once, and the wall never misses a frame.
+TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread hostile([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::vector<UniqueFd> idle;
+    for (int i = 0; i < 50; ++i) {
+      auto fd = ConnectTcp("127.0.0.1", 7470, 1000);
+      if (fd.ok()) idle.push_back(std::move(fd).value());
+    }
+    auto junk = ConnectTcp("127.0.0.1", 7470, 1000);  // never reads its 10,000 error replies
+    ASSERT_TRUE(junk.ok());
+    std::string lines;
+    for (int i = 0; i < 10000; ++i) lines += "seek banana " + std::to_string(i) + "\n";
+    (void)!send(junk->get(), lines.data(), lines.size(), MSG_NOSIGNAL);
+    auto huge = ConnectTcp("127.0.0.1", 7470, 1000);
+    ASSERT_TRUE(huge.ok());
+    const std::string mb(1 << 20, 'x');
+    (void)!send(huge->get(), mb.data(), mb.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto [rc, reply] = Ctl("status");
+    EXPECT_EQ(rc, 0) << reply;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  });
+  const auto tx = Stream(125);
+  hostile.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  EXPECT_EQ(Report("streamer")["sync"]["skipped"], 0);
+  for (const std::string tag : {"left", "right"})
+    for (const auto& t : Report(tag)["tiles"]) EXPECT_EQ(t["frames_complete"], 125) << t.dump();
 }
 
 }  // namespace

@@ -1,0 +1,176 @@
+// wallctl: the control channel from the command line (docs/control.md).
+//   wallctl status | play | pause | seek 120 | step -1 | speed -1 | loop off | stop ...
+//   wallctl watch                    status refreshed in place every second
+// Prints the JSON reply; exits 0 on {"ok":true}, 1 on an error reply, 2 when
+// the streamer cannot be reached.
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/line_channel.h"
+#include "common/wall_config.h"
+
+namespace {
+
+using namespace tilestream;
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+int64_t NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1'000'000;
+}
+
+// The next line from the server, or nullopt after timeout_ms.
+std::optional<std::string> ReadLine(LineChannel* c, int timeout_ms) {
+  const int64_t give_up = NowMs() + timeout_ms;
+  for (;;) {
+    if (auto line = c->NextLine()) return line;
+    if (!c->open()) return std::nullopt;
+    const int64_t left = give_up - NowMs();
+    if (left <= 0) return std::nullopt;
+    pollfd p{c->fd(), POLLIN, 0};
+    poll(&p, 1, static_cast<int>(left));
+    c->Receive();
+  }
+}
+
+// Sends one command and returns its reply line.
+Result<std::string> Ask(LineChannel* c, const std::string& command, int timeout_ms) {
+  if (!c->Send(command)) return Status::IoError("the connection closed (" + c->why() + ")");
+  auto reply = ReadLine(c, timeout_ms);
+  if (!reply) return Status::IoError(c->open() ? "no reply in time" : "the connection closed (" + c->why() + ")");
+  return *reply;
+}
+
+std::string Table(const nlohmann::json& s) {
+  std::string out = fmt::format("{}  frame {}/{}  speed {}  loop {}  tick {}\n", s.value("state", "?"),
+                                s.value("frame", 0), s.value("frames", 0), s.value("speed", 0.0),
+                                s.value("loop", false) ? "on" : "off", s.value("tick", 0));
+  if (s.contains("sync")) {
+    const auto& y = s["sync"];
+    out += fmt::format("sync  {} nodes  {} shown  {} skipped  skew mean {:.2f} max {:.2f} ms\n", y.value("nodes", 0),
+                       y.value("shown", 0), y.value("skipped", 0), y.value("skew_mean_ms", 0.0),
+                       y.value("skew_max_ms", 0.0));
+  }
+  out += fmt::format("{:<6} {:>4} {:<8} {:>8} {:>9} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", "tile", "rank", "nic",
+                     "Gbit/s", "disk MB/s", "errors", "late", "fps", "lost", "incomplete");
+  for (const auto& t : s.value("tiles", nlohmann::json::array())) {
+    const auto r = t.value("receiver", nlohmann::json::object());
+    out += fmt::format("{:<6} {:>4} {:<8} {:>8.3f} {:>9.1f} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", t.value("tile", "?"),
+                       t.value("rank", 0), t.value("nic", "?"), t.value("gbps", 0.0),
+                       t.value("disk_mbytes_per_s", 0.0), t.value("send_errors", 0), t.value("late_frames", 0),
+                       r.empty() ? "-" : std::to_string(r.value("fps", 0)),
+                       r.empty() ? "-" : std::to_string(r.value("lost", 0)),
+                       r.empty() ? "-" : std::to_string(r.value("incomplete", 0)));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
+               "Commands: play, pause, toggle, seek N, step +N|-N, speed X, loop on|off, status, help,\n"
+               "axis I V, button I 0|1, stop; and 'watch' (status refreshed in place).",
+               "wallctl"};
+  std::string config_path, host, token_file;
+  int port = 0;
+  double timeout_s = 5, interval_s = 1;
+  int count = 0;
+  std::vector<std::string> words;
+  app.add_option("--config", config_path, "Wall config: the control address, port and token file")
+      ->check(CLI::ExistingFile);
+  app.add_option("--host", host, "Control address (default: the config's, or 127.0.0.1)");
+  app.add_option("--port", port, "Control port (default: the config's, or 7470)")->check(CLI::Range(1, 65535));
+  app.add_option("--token-file", token_file, "File with the token, for a listener that is not loopback");
+  app.add_option("--timeout", timeout_s, "Seconds to wait for the streamer (default 5)")->check(CLI::Range(0.1, 600.0));
+  app.add_option("--interval", interval_s, "watch: seconds between refreshes (default 1)")->check(CLI::Range(0.1, 60.0));
+  app.add_option("--count", count, "watch: stop after this many refreshes (default: until Ctrl-C)");
+  app.prefix_command();  // the first word not an option starts the command ("step -1" is not a flag)
+  app.footer("Example: wallctl --config configs/demo-5x3.toml seek 120");
+  CLI11_PARSE(app, argc, argv);
+  words = app.remaining();
+  if (words.empty()) {
+    fmt::print(stderr, "wallctl: no command (see --help)\n");
+    return 2;
+  }
+
+  WallConfig config = DefaultWallConfig({1, 1});
+  if (!config_path.empty()) {
+    auto c = LoadWallConfig(config_path);
+    if (!c.ok()) {
+      fmt::print(stderr, "wallctl: {}\n", c.status().message());
+      return 2;
+    }
+    config = std::move(c).value();
+  }
+  if (host.empty()) host = config.control.client_address();
+  if (port == 0) port = config.control.port;
+  if (token_file.empty()) token_file = config.control.token_file;
+  const int timeout_ms = static_cast<int>(timeout_s * 1000);
+
+  auto fd = ConnectTcp(host, static_cast<uint16_t>(port), timeout_ms);
+  if (!fd.ok()) {
+    fmt::print(stderr, "wallctl: {} (is the streamer playing?)\n", fd.status().message());
+    return 2;
+  }
+  LineChannel channel(std::move(fd).value());
+  if (!token_file.empty()) {
+    auto token = ReadToken(token_file);
+    if (!token.ok()) {
+      fmt::print(stderr, "wallctl: {}\n", token.status().message());
+      return 2;
+    }
+    auto reply = Ask(&channel, "auth " + *token, timeout_ms);
+    const auto j = nlohmann::json::parse(reply.ok() ? *reply : "", nullptr, false);
+    if (!reply.ok() || !j.is_object() || !j.value("ok", false)) {
+      fmt::print(stderr, "wallctl: auth refused: {}\n", reply.ok() ? *reply : reply.status().message());
+      return 2;
+    }
+  }
+
+  std::string command;
+  for (const std::string& w : words) command += (command.empty() ? "" : " ") + w;
+  if (command != "watch") {
+    auto reply = Ask(&channel, command, timeout_ms);
+    if (!reply.ok()) {
+      fmt::print(stderr, "wallctl: {}\n", reply.status().message());
+      return 2;
+    }
+    fmt::print("{}\n", *reply);
+    const auto j = nlohmann::json::parse(*reply, nullptr, false);
+    return j.is_object() && j.value("ok", false) ? 0 : 1;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  const bool tty = isatty(STDOUT_FILENO);
+  for (int n = 0; !g_stop && (count <= 0 || n < count); ++n) {
+    auto reply = Ask(&channel, "status", timeout_ms);
+    if (!reply.ok()) {
+      fmt::print(stderr, "wallctl: {}\n", reply.status().message());
+      return 2;
+    }
+    const auto j = nlohmann::json::parse(*reply, nullptr, false);
+    if (!j.is_object()) return 1;
+    fmt::print("{}{}", tty ? "\033[H\033[2J" : (n ? "\n" : ""), Table(j));
+    std::fflush(stdout);
+    const int64_t until = NowMs() + static_cast<int64_t>(interval_s * 1000);
+    while (!g_stop && NowMs() < until) poll(nullptr, 0, 50);
+  }
+  return 0;
+}
