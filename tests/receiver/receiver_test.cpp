@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <optional>
+#include <tuple>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -23,6 +24,7 @@
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tools/frame_source.h"
+#include "tools/joystick_client.h"
 #include "tools/movie_cutter.h"
 
 namespace tilestream {
@@ -378,6 +380,57 @@ TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
   EXPECT_EQ(Report("streamer")["sync"]["skipped"], 0);
   for (const std::string tag : {"left", "right"})
     for (const auto& t : Report(tag)["tiles"]) EXPECT_EQ(t["frames_complete"], 125) << t.dump();
+}
+
+
+// The joystick client, driven by SDL's virtual joystick (no hardware):
+// button 5 steps the paused wall forwards, the stick scrubs while held and
+// gives the state back when centred.
+TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
+  ASSERT_EQ(SDL_Init(SDL_INIT_JOYSTICK), 0) << SDL_GetError();
+  const int index = SDL_JoystickAttachVirtual(SDL_JOYSTICK_TYPE_GAMECONTROLLER, 2, 6, 0);
+  ASSERT_GE(index, 0) << SDL_GetError();
+  SDL_Joystick* stick = SDL_JoystickOpen(index);
+  ASSERT_NE(stick, nullptr);
+  std::thread stream([&] { ASSERT_EQ(Stream(150).exit_code, 0); });
+  {
+    JoystickClientOptions o;
+    o.device = index;
+    JoystickClient client(o);
+    auto run = [&](int ms) {
+      for (int t = 0; t < ms; t += 50) client.Poll(50);
+    };
+    auto frame_and_state = [&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      return std::make_tuple(j.value("frame", -1), j.value("state", std::string()), j.value("scrubbing", false));
+    };
+    run(2500);  // the streamer is up and the client connected
+    EXPECT_TRUE(client.connected());
+    ASSERT_EQ(Ctl("pause").first, 0);
+    ASSERT_EQ(Ctl("seek 2").first, 0);
+    for (int i = 0; i < 2; ++i) {  // press and release button 5 twice
+      SDL_JoystickSetVirtualButton(stick, 5, 1);
+      run(100);
+      SDL_JoystickSetVirtualButton(stick, 5, 0);
+      run(100);
+    }
+    EXPECT_EQ(frame_and_state(), std::make_tuple(4, std::string("paused"), false));
+    SDL_JoystickSetVirtualAxis(stick, 0, -16000);  // half left: scrub backwards
+    run(300);
+    const auto scrubbed = frame_and_state();
+    EXPECT_EQ(std::get<1>(scrubbed), "playing");
+    EXPECT_TRUE(std::get<2>(scrubbed));
+    SDL_JoystickSetVirtualAxis(stick, 0, 0);  // centred: paused again, where the scrub left it
+    run(300);
+    const auto centred = frame_and_state();
+    EXPECT_EQ(std::get<1>(centred), "paused");
+    EXPECT_FALSE(std::get<2>(centred));
+    EXPECT_GT(client.lines_sent(), 4u);
+  }
+  stream.join();
+  SDL_JoystickClose(stick);
+  SDL_JoystickDetachVirtual(index);
+  SDL_Quit();
 }
 
 }  // namespace
