@@ -49,6 +49,8 @@ class LineChannel {
   bool Receive();
   // The next whole line, without its "\n" (or "\r\n"); nullopt when none.
   std::optional<std::string> NextLine();
+  // A whole line is waiting (NextLine would return one).
+  bool has_line() const { return input_.find('\n') != std::string::npos; }
 
   // Queues `line` and a "\n" and sends what the socket takes now. False once
   // the channel is broken (the line is dropped).

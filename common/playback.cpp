@@ -23,6 +23,7 @@ void Playback::Seek(double position) {
 }
 
 uint64_t Playback::Advance() {
+  moved_ = false;
   const uint64_t f = frame();
   if (!playing_) return f;
   const double next = position_ + speed_;
@@ -36,7 +37,7 @@ uint64_t Playback::Advance() {
   return f;
 }
 
-bool Playback::ShouldSend(uint64_t tick) const { return playing_ || tick % pause_repeat_ == 0; }
+bool Playback::ShouldSend(uint64_t tick) const { return playing_ || moved_ || tick % pause_repeat_ == 0; }
 
 int32_t Playback::read_ahead_step() const {
   if (!playing_ || speed_ == 0) return 0;
@@ -63,10 +64,12 @@ bool Playback::Apply(const Command& c, std::string* error) {
         return false;
       }
       position_ = static_cast<double>(c.frame);
+      moved_ = true;
       return true;
     case CommandKind::kStep:
       playing_ = false;
       Seek(std::floor(position_) + static_cast<double>(c.count));
+      moved_ = true;
       return true;
     case CommandKind::kSpeed:
       speed_ = c.value;

@@ -29,7 +29,7 @@ class Playback {
   // The frame for this tick, then moves on by the speed (if playing).
   uint64_t Advance();
   // Whether this tick sends a frame: always while playing; while paused,
-  // about twice a second.
+  // about twice a second, and at once after a seek or step.
   bool ShouldSend(uint64_t tick) const;
   // The frames the disk reader should read ahead per tick: round(speed),
   // at least +-1 while playing; 0 while paused.
@@ -57,6 +57,7 @@ class Playback {
   bool playing_ = true;
   bool loop_ = true;
   bool scrubbing_ = false;
+  bool moved_ = false;  // sought or stepped since the last Advance
   double saved_speed_ = 1;
   bool saved_playing_ = true;
 };

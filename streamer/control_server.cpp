@@ -68,8 +68,12 @@ void ControlServer::Poll(int64_t timeout_ns) {
   fds.push_back({listener_.get(), POLLIN, 0});
   for (const auto& c : clients_)
     fds.push_back({c->channel.fd(), static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
-  // poll() counts milliseconds; wait at least one unless asked not to wait.
-  const int timeout_ms = timeout_ns <= 0 ? 0 : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
+  // poll() counts milliseconds; wait at least one unless asked not to wait,
+  // or lines from the last call are still waiting.
+  bool backlog = false;
+  for (const auto& c : clients_) backlog = backlog || c->channel.has_line();
+  const int timeout_ms =
+      timeout_ns <= 0 || backlog ? 0 : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
   const int ready = poll(fds.data(), fds.size(), timeout_ms);
   if (ready > 0 && (fds[0].revents & POLLIN)) Accept();
   for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
@@ -78,8 +82,17 @@ void ControlServer::Poll(int64_t timeout_ns) {
     if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();
     c.last_input_ns = NowNs();
-    // Lines that arrived before a close are still handled.
-    while (auto line = c.channel.NextLine()) Handle(c, *line);
+  }
+  // At most kLinesPerPoll lines of each client per call, so that a flood
+  // from one cannot hold up the frame clock; the rest wait in its buffer
+  // (which has a limit) for the next call. Lines that arrived before a
+  // close are still handled.
+  for (auto& c : clients_) {
+    for (size_t n = 0; n < kLinesPerPoll; ++n) {
+      auto line = c->channel.NextLine();
+      if (!line) break;
+      Handle(*c, *line);
+    }
   }
   const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * 1'000'000'000;
   for (auto& c : clients_) {

@@ -31,6 +31,7 @@ using CommandHandler = std::function<std::string(const std::string& line)>;
 class ControlServer {
  public:
   static constexpr size_t kMaxClients = 64;
+  static constexpr size_t kLinesPerPoll = 32;  // per client
 
   // Listens on the config's control address and port; reads the token file
   // when the config names one (then every client must "auth TOKEN" first).

@@ -11,6 +11,8 @@
 namespace tilestream {
 namespace {
 
+const char* OrUnknown(const char* name) { return name ? name : "?"; }
+
 int64_t NowMs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -23,7 +25,7 @@ std::string ListJoysticks() {
   std::string out;
   for (int i = 0; i < SDL_NumJoysticks(); ++i) {
     SDL_Joystick* j = SDL_JoystickOpen(i);
-    out += fmt::format("{}: {} ({} axes, {} buttons){}\n", i, SDL_JoystickNameForIndex(i) ?: "?",
+    out += fmt::format("{}: {} ({} axes, {} buttons){}\n", i, OrUnknown(SDL_JoystickNameForIndex(i)),
                        j ? SDL_JoystickNumAxes(j) : 0, j ? SDL_JoystickNumButtons(j) : 0,
                        SDL_IsGameController(i) ? ", game controller" : "");
     if (j) SDL_JoystickClose(j);
@@ -40,7 +42,7 @@ void JoystickClient::OpenDevice() {
   joystick_ = SDL_JoystickOpen(options_.device);
   if (!joystick_) return;
   axes_.assign(static_cast<size_t>(std::max(0, SDL_JoystickNumAxes(joystick_))), {});
-  fmt::print("joystick: {} ({} axes, {} buttons)\n", SDL_JoystickName(joystick_) ?: "?", axes_.size(),
+  fmt::print("joystick: {} ({} axes, {} buttons)\n", OrUnknown(SDL_JoystickName(joystick_)), axes_.size(),
              SDL_JoystickNumButtons(joystick_));
   std::fflush(stdout);
 }

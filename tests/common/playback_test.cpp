@@ -34,6 +34,11 @@ TEST(Playback, PauseHoldsTheFrameAndSendsItAboutTwiceASecond) {
   for (uint64_t t = 0; t < 30; ++t) sent += p.ShouldSend(t);
   EXPECT_EQ(sent, 2);
   EXPECT_EQ(p.read_ahead_step(), 0);
+  Do(&p, "step 1");
+  EXPECT_TRUE(p.ShouldSend(1)) << "a step shows at the next tick";
+  EXPECT_EQ(p.Advance(), 4u);
+  EXPECT_FALSE(p.ShouldSend(1));
+  Do(&p, "step -1");
   Do(&p, "toggle");
   EXPECT_EQ(Ticks(&p, 2), (std::vector<uint64_t>{3, 4}));
 }

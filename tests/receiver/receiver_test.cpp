@@ -292,14 +292,15 @@ TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
 
 // The control channel end to end: wallctl commands change what every tile
 // shows, at the same tick.
-TEST_F(ReceiverTest, SeekThenPauseShowsThatFrameOnEveryTile) {
+TEST_F(ReceiverTest, PauseThenSeekShowsThatFrameOnEveryTile) {
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   std::thread control([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // the wall is playing
-    EXPECT_EQ(Ctl("seek 5").first, 0);
-    const auto [rc, reply] = Ctl("pause");
+    EXPECT_EQ(Ctl("pause").first, 0);
+    const auto [rc, reply] = Ctl("seek 5");  // paused: shown at the next tick
     EXPECT_EQ(rc, 0) << reply;
     EXPECT_THAT(reply, ::testing::HasSubstr("\"state\":\"paused\""));
+    EXPECT_THAT(reply, ::testing::HasSubstr("\"frame\":5"));
     EXPECT_EQ(Ctl("bogus").first, 1) << "an error reply";
   });
   const auto tx = Stream(125);  // 5 s
@@ -378,8 +379,10 @@ TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
   StopReceiver(left);
   StopReceiver(right);
   EXPECT_EQ(Report("streamer")["sync"]["skipped"], 0);
-  for (const std::string tag : {"left", "right"})
-    for (const auto& t : Report(tag)["tiles"]) EXPECT_EQ(t["frames_complete"], 125) << t.dump();
+  for (const std::string tag : {"left", "right"}) {
+    const auto report = Report(tag);  // the loop below refers into it
+    for (const auto& t : report["tiles"]) EXPECT_EQ(t["frames_complete"], 125) << t.dump();
+  }
 }
 
 

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+#include <SDL2/SDL.h>
+
 #include "common/bitmap_font.h"
 #include "common/ppm.h"
 #include "receiver/node_display.h"
@@ -174,6 +176,28 @@ TEST_F(NodeDisplayTest, ASpanningWindowPlacesTheTilesAsOnTheWallWithoutBezels) {
   std::vector<std::byte> expected(frames_[1]);
   expected.insert(expected.end(), frames_[3].begin(), frames_[3].end());
   EXPECT_TRUE(shots[0] == expected);
+}
+
+// The window's keys become control commands (sent on the sync connection).
+TEST(Renderer, KeysBecomeControlCommands) {
+  auto r = MakeRenderer({{0, 0, 0, 160, 100}}, 160, 100);
+  if (!r) GTEST_SKIP() << "no display (run under xvfb-run)";
+  Renderer::PollEvents();  // whatever the window system queued
+  for (SDL_Keycode key : {SDLK_SPACE, SDLK_LEFT, SDLK_RIGHT, SDLK_HOME, SDLK_o}) {
+    SDL_Event e{};
+    e.type = SDL_KEYDOWN;
+    e.key.keysym.sym = key;
+    SDL_PushEvent(&e);
+  }
+  const Renderer::Events ev = Renderer::PollEvents();
+  EXPECT_EQ(ev.commands, (std::vector<std::string>{"toggle", "step -1", "step +1", "seek 0"}));
+  EXPECT_TRUE(ev.toggle_overlay);
+  EXPECT_FALSE(ev.quit);
+  SDL_Event q{};
+  q.type = SDL_KEYDOWN;
+  q.key.keysym.sym = SDLK_q;
+  SDL_PushEvent(&q);
+  EXPECT_TRUE(Renderer::PollEvents().quit);
 }
 
 TEST(SpanLayout, PlacesANodesTilesByTheirWallPosition) {
