@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "common/preflight.h"
 #include "common/wall_config.h"
 #include "receiver/node_receiver.h"
 
@@ -41,12 +42,15 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json_path, "Write the final report as JSON to this file");
   app.add_option("--frame-log", o.frame_log, "Write 'tile timestamp checksum' for every complete frame");
   app.add_flag("--partial", o.show_partial, "Hand on incomplete frames instead of holding the previous one");
-  bool no_sync = false;
+  bool no_sync = false, check = false;
+  app.add_flag("--check", check,
+               "Check this host against the config (socket buffers, backlog, the node's ports), print each "
+               "finding with its fix, and exit");
   app.add_flag("--no-sync", no_sync, "Show frames as they come, without the coordinator's swap sync");
   app.add_flag("-q,--quiet", o.quiet, "No line per second");
   CLI11_PARSE(app, argc, argv);
   o.sync = !no_sync;
-  if (headless + mosaic + span + per_tile != 1) {
+  if (!check && headless + mosaic + span + per_tile != 1) {
     fmt::print(stderr, "receiver: choose one of --headless, --tiles, --span, --mosaic\n");
     return 2;
   }
@@ -80,6 +84,17 @@ int main(int argc, char** argv) {
     config = DefaultWallConfig(*l);
   }
   if (o.node.empty()) o.node = config.nodes.size() == 1 ? config.nodes[0].name : "localhost";
+  if (check) {
+    for (uint32_t n = 0; n < config.nodes.size(); ++n) {
+      if (config.nodes[n].name != o.node) continue;
+      bool failed = false;
+      fmt::print("receiver: pre-flight check of node {} for {}\n{}", o.node, config.source,
+                 FormatFindings(CheckReceiverHost(config, n), &failed));
+      return failed ? 1 : 0;
+    }
+    fmt::print(stderr, "receiver: no display node '{}' in {}\n", o.node, config.source);
+    return 2;
+  }
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);

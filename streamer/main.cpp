@@ -5,9 +5,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "common/preflight.h"
 #include "streamer/coordinator.h"
 #include "streamer/launch.h"
 #include "streamer/streamer_options.h"
@@ -18,10 +20,32 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-bool WantsHelp(int argc, char** argv) {
+bool HasFlag(int argc, char** argv, const char* a, const char* b = nullptr) {
   for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) return true;
+    if (std::strcmp(argv[i], a) == 0 || (b && std::strcmp(argv[i], b) == 0)) return true;
   return false;
+}
+
+// --check: the pre-flight checks of this host, without MPI.
+int Check(int argc, char** argv) {
+  using namespace tilestream;
+  StreamerOptions options;
+  if (auto rc = ParseStreamerFlags(argc, argv, true, &options)) return *rc;
+  if (options.movie_dir.empty()) options.source = "memory";  // no store to check
+  auto wall = ResolveWall(options);
+  if (!wall.ok()) {
+    fmt::print(stderr, "streamer: {}\n", wall.status().message());
+    return 2;
+  }
+  std::vector<Finding> findings = CheckStreamerHost(wall->config);
+  if (wall->movie) {
+    auto store = CheckStore(*wall->movie, wall->config);
+    findings.insert(findings.end(), store.begin(), store.end());
+  }
+  bool failed = false;
+  fmt::print("streamer: pre-flight check of this host for {}\n{}", wall->config.source,
+             FormatFindings(findings, &failed));
+  return failed ? 1 : 0;
 }
 
 }  // namespace
@@ -29,7 +53,8 @@ bool WantsHelp(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace tilestream;
   StreamerOptions options;
-  if (WantsHelp(argc, argv)) return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
+  if (HasFlag(argc, argv, "-h", "--help")) return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
+  if (HasFlag(argc, argv, "--check")) return Check(argc, argv);
 
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

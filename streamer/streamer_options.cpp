@@ -29,6 +29,9 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
   app.add_option("--duration", o->duration_s, "Stop after this many seconds (default: run until stopped)");
   app.add_option("--ring-frames", o->ring_frames, "Read-ahead buffers per tile (>= 3)")->check(CLI::Range(3, 64));
   app.add_flag("--bench", o->bench, "Benchmark mode: tiles send as fast as allowed, throughput only");
+  app.add_flag("--check", o->check,
+               "Check this host against the config (socket buffers, NIC MTU and NUMA node, control port, "
+               "O_DIRECT and read rate of --movie), print each finding with its fix, and exit; no mpirun needed");
   app.add_option("--source", o->source,
                  "Frames from the tile store (disk, default) or memory: the first 4 frames of the movie, or a "
                  "synthetic pattern without --movie (benchmarks, and playing without disks)")

@@ -22,6 +22,7 @@ struct StreamerOptions {
   uint32_t port_base = 0;
   std::string sdp_dir;
   bool bench = false;
+  bool check = false;  // pre-flight checks of this host, then exit (no MPI)
   std::string source = "disk";  // bench: disk or memory
   double duration_s = 0;        // 0: until stopped
   uint64_t ticks = 0;           // play: stop after this many ticks (0: never)
