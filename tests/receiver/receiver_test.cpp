@@ -21,6 +21,7 @@
 #include "common/tile_store.h"
 #include "common/udp_socket.h"
 #include "receiver/tile_receiver.h"
+#include "tests/support/frame_log.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tools/frame_source.h"
@@ -144,23 +145,11 @@ class ReceiverTest : public ::testing::Test {
     return nlohmann::json::parse(in);
   }
 
-  // tile -> timestamp -> checksum, from a receiver's frame log.
   std::map<uint32_t, std::map<uint32_t, std::string>> FrameLog(const std::string& tag) {
-    std::map<uint32_t, std::map<uint32_t, std::string>> logged;
-    std::ifstream log(dir_ / (tag + ".txt"));
-    for (uint32_t tile, ts; log >> tile >> ts;) log >> logged[tile][ts];
-    return logged;
+    return testing::ReadFrameLog(dir_ / (tag + ".txt"));
   }
 
-  std::string StoreChecksum(uint32_t tile, uint64_t frame) {
-    std::vector<std::byte> buffer(manifest_.frame_stride);
-    auto reader = TileReader::Open(manifest_, tile, false);
-    EXPECT_TRUE(reader->ReadFrame(frame, buffer).ok());
-    char text[17];
-    snprintf(text, sizeof text, "%016llx",
-             static_cast<unsigned long long>(FrameChecksum(buffer.data(), manifest_.tile.frame_bytes())));
-    return text;
-  }
+  std::string StoreChecksum(uint32_t tile, uint64_t frame) { return testing::StoreFrameChecksum(manifest_, tile, frame); }
 
   TempDir dir_;
   MovieManifest manifest_;
