@@ -1,5 +1,6 @@
 #include "common/frame_assembler.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tilestream {
@@ -65,6 +66,7 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
   have_frame_ = true;
   timestamp_ = timestamp;
   frame_bytes_ = 0;
+  high_water_ = 0;
   // Partial frames show the previous picture where packets are missing.
   std::lock_guard lock(handoff_mu_);
   const int previous = queued_ ? queue_[queued_ - 1].buffer : consumer_;
@@ -112,6 +114,19 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
     ++stats_.malformed[static_cast<size_t>(e)];
     return AddResult::kMalformed;
   }
+  return Admit(v, nullptr);
+}
+
+AddResult FrameAssembler::AddParsed(const Rfc4175View& v, const std::byte* placed_in, const sockaddr_storage* from) {
+  has_just_finished_ = false;
+  if (has_source_ && from && !source_.SameHost(*from)) {
+    ++stats_.foreign_source;
+    return AddResult::kForeignSource;
+  }
+  return Admit(v, placed_in);
+}
+
+AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in) {
   if (ssrc_ && v.rtp.ssrc != *ssrc_) {
     if (!options_.ssrc && ++foreign_streak_ >= kRelockStreak) {
       ssrc_.reset();  // a third-party sender restarted with a new SSRC
@@ -143,7 +158,15 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
     }
     StartFrame(ts);
   }
-  frame_bytes_ += CopySegmentsToFrame(v, options_.tile, buffers_[assembling_]);
+  const LineHeader last = LoadLineHeader(v.line_headers.data() + kLineHeaderSize * (v.segment_count - 1));
+  const size_t end = last.line * options_.tile.row_bytes() + size_t{last.offset} * kPgroupBytes + last.length;
+  std::vector<std::byte>& frame = buffers_[assembling_];
+  if (placed_in == frame.data()) {
+    frame_bytes_ += v.pixel_bytes;  // the kernel put the pixels in place
+  } else {
+    frame_bytes_ += CopySegmentsToFrame(v, options_.tile, frame);
+  }
+  high_water_ = std::max(high_water_, end);
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
   if (v.rtp.marker) Finish();

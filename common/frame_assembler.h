@@ -86,6 +86,27 @@ class FrameAssembler {
 
   // `from`, if given, must be the host set by ExpectSource (any port).
   AddResult Add(std::span<const std::byte> packet, const sockaddr_storage* from = nullptr);
+
+  // Direct placement (common/packet_placement.h): where packets that come
+  // next may be received straight into. `frame` is the buffer the next
+  // accepted packet is written to; no accepted packet of the frame being
+  // assembled reaches at or beyond byte `high_water` of it, so the kernel
+  // may write there without harming it. Null frame: do not place (partial
+  // frames start as a copy of the previous picture).
+  struct Placement {
+    std::byte* frame = nullptr;
+    size_t high_water = 0;
+  };
+  Placement PlacementTarget() {
+    if (options_.show_partial) return {};
+    return {buffers_[assembling_].data(), have_frame_ ? high_water_ : 0};
+  }
+  // Add for a packet parsed by the caller. Its pixels (v.pixels) may lie in
+  // `placed_in`, a frame from PlacementTarget, at their place: then nothing
+  // is copied if the packet goes to that frame.
+  // REQUIRES: v came from ParseRfc4175 against this tile, or matches a
+  // Packetizer plan of it.
+  AddResult AddParsed(const Rfc4175View& v, const std::byte* placed_in, const sockaddr_storage* from);
   void ExpectSource(const SocketAddress& source) { source_ = source; has_source_ = true; }
 
   // The frame the last Add finished and queued, or null: for the network
@@ -105,6 +126,7 @@ class FrameAssembler {
   static constexpr uint32_t kWindow = 1024;  // sequence numbers remembered
 
   bool AcceptSequence(uint16_t sequence);  // false: duplicate
+  AddResult Admit(const Rfc4175View& v, const std::byte* placed_in);
   void Finish();                           // the assembling frame is done
   void PopQueue(size_t n);                 // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
@@ -130,6 +152,7 @@ class FrameAssembler {
   bool have_frame_ = false;      // assembling a frame
   uint32_t timestamp_ = 0;       // of the assembling frame
   uint64_t frame_bytes_ = 0;     // received for it
+  size_t high_water_ = 0;        // end of the furthest pixels written into it
   bool have_finished_ = false;
   uint32_t finished_timestamp_ = 0;  // the newest finished frame
   // Sequence tracking (RFC 3550 appendix A.1 style).

@@ -65,6 +65,10 @@ class Packetizer {
   // UDP payload bytes of a whole frame: what a frame costs on the wire.
   size_t frame_payload_bytes() const { return frame_payload_bytes_; }
   uint32_t segment_count(uint32_t i) const { return packets_[i].segment_count; }
+  // The encoded line headers of packet i (segment_count(i) * 6 bytes).
+  std::span<const std::byte> line_headers(uint32_t i) const {
+    return {line_headers_.data() + packets_[i].first_header_byte, size_t{packets_[i].segment_count} * kLineHeaderSize};
+  }
   // RTP padding that follows the pixels of packet i (empty for most packets;
   // the P bit is set where it is not). Static storage.
   std::span<const std::byte> padding(uint32_t i) const;

@@ -151,6 +151,27 @@ class UdpReceiver {
     }
   }
 
+  // Scatter receive (see PacketPlacement): message m of the next batches
+  // goes to `iov` (the caller's, valid until ResetMessageIov) instead of
+  // message_buffer(m). Its bytes are then not where ForEachDatagram looks.
+  void SetMessageIov(uint32_t m, std::span<const iovec> iov) {
+    mmsgs_[m].msg_hdr.msg_iov = const_cast<iovec*>(iov.data());
+    mmsgs_[m].msg_hdr.msg_iovlen = iov.size();
+  }
+  void ResetMessageIov(uint32_t m) {
+    mmsgs_[m].msg_hdr.msg_iov = &iovs_[m];
+    mmsgs_[m].msg_hdr.msg_iovlen = 1;
+  }
+  uint32_t batch() const { return static_cast<uint32_t>(mmsgs_.size()); }
+  std::byte* message_buffer(uint32_t m) { return buffers_.data() + size_t{m} * kBufferSize; }
+  // Of the last batch: its messages, each one's length, GRO segment size
+  // (0: one datagram) and sender.
+  int last_count() const { return last_count_; }
+  size_t message_length(uint32_t m) const { return mmsgs_[m].msg_len; }
+  uint16_t segment_size(uint32_t m) const { return segment_size_[m]; }
+  const sockaddr_storage& message_source(uint32_t m) const { return addresses_[m]; }
+
+  static constexpr size_t kBufferSize = 65536;  // one GRO super-datagram
   uint16_t port() const { return port_; }
   bool gro() const { return gro_; }
   size_t granted_receive_buffer() const { return granted_buffer_; }
@@ -158,7 +179,6 @@ class UdpReceiver {
   int fd() const { return fd_.get(); }
 
  private:
-  static constexpr size_t kBufferSize = 65536;  // one GRO super-datagram
   static constexpr size_t kControlSize = 64;
   UdpReceiver() = default;
 

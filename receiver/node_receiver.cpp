@@ -87,6 +87,11 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     to.assembler.ssrc = TileSsrc(t);
     to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
     if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
+    PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
+    plan.tile = c.wall.tile;
+    plan.max_payload = c.max_udp_payload();
+    plan.packing = c.stream.packing;
+    to.plan = plan;
     to.socket.bind_address = node->address;
     to.socket.port = c.routes[t].port;
     to.socket.receive_buffer = c.stream.receive_buffer;
@@ -265,9 +270,9 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     const Totals s = Sum(st);
     const std::string name = TileId::FromIndex(indices[i], c.wall.layout).Name();
     fmt::print("tile {:<6} {:8.1f} Mbps  frames {} complete, {} incomplete  packets {}  lost {}  reordered {}  "
-               "duplicate {}  late {}  malformed {}  foreign {}\n",
+               "duplicate {}  late {}  malformed {}  foreign {}  placed {}\n",
                name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
-               s.duplicate, s.late, s.malformed, s.foreign);
+               s.duplicate, s.late, s.malformed, s.foreign, st.placement.placed);
     nlohmann::json malformed;
     for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
       if (st.assembler.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
@@ -275,7 +280,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
                           {"frames_incomplete", s.incomplete}, {"packets", s.packets}, {"lost", s.lost},
                           {"reordered", s.reordered}, {"duplicate", s.duplicate}, {"late", s.late},
                           {"malformed", malformed}, {"foreign_ssrc", st.assembler.foreign_ssrc},
-                          {"foreign_source", st.assembler.foreign_source}});
+                          {"foreign_source", st.assembler.foreign_source}, {"placed", st.placement.placed},
+                          {"gathered_bytes", st.placement.gathered}});
   }
   std::fflush(stdout);
   if (!o.json_path.empty()) {

@@ -21,7 +21,17 @@ uint64_t FrameChecksum(const std::byte* pixels, size_t size) {
 Result<std::unique_ptr<TileReceiver>> TileReceiver::Open(TileReceiverOptions o) {
   auto s = UdpReceiver::Open(o.socket);
   if (!s.ok()) return s.status();
-  return std::unique_ptr<TileReceiver>(new TileReceiver(std::move(o), std::move(s).value()));
+  std::unique_ptr<TileReceiver> r(new TileReceiver(std::move(o), std::move(s).value()));
+  if (r->options_.plan) {
+    auto plan = Packetizer::Create(*r->options_.plan);
+    if (!plan.ok()) return plan.status();
+    r->placement_ = std::make_unique<PacketPlacement>(std::move(plan).value(), r->socket_.batch(),
+                                                      UdpReceiver::kBufferSize, r->socket_.gro());
+    for (uint32_t m = 0; m < r->socket_.batch(); ++m) r->buffers_.push_back(r->socket_.message_buffer(m));
+    r->lengths_.resize(r->socket_.batch());
+    r->segments_.resize(r->socket_.batch());
+  }
+  return r;
 }
 
 TileReceiver::TileReceiver(TileReceiverOptions o, UdpReceiver s)
@@ -43,30 +53,59 @@ TileReceiverStats TileReceiver::Snapshot() const {
   return published_;
 }
 
+void TileReceiver::OnAdded(AddResult r) {
+  if (r != AddResult::kOk) return;
+  const ReadyFrame* frame = assembler_.just_finished();
+  if (!frame || !frame->complete) return;
+  if (options_.on_complete) options_.on_complete(options_.tile_index, frame->timestamp);
+  if (options_.on_frame) {
+    options_.on_frame(options_.tile_index, frame->timestamp,
+                      FrameChecksum(frame->pixels, options_.assembler.tile.frame_bytes()));
+  }
+}
+
+void TileReceiver::Receive() {
+  if (socket_.ReceiveBatch() <= 0) return;
+  socket_.ForEachDatagram([this](std::span<const std::byte> d, const sockaddr_storage& from) {
+    OnAdded(assembler_.Add(d, &from));
+  });
+}
+
+void TileReceiver::ReceivePlaced() {
+  const FrameAssembler::Placement target = assembler_.PlacementTarget();
+  placement_->Prepare(target.frame, target.high_water, buffers_);
+  for (uint32_t m = 0; m < socket_.batch(); ++m) socket_.SetMessageIov(m, placement_->message_iov(m));
+  const int n = socket_.ReceiveBatch();
+  if (n <= 0) return;
+  for (int m = 0; m < n; ++m) {
+    lengths_[m] = socket_.message_length(m);
+    segments_[m] = socket_.segment_size(m);
+  }
+  placement_->Resolve(n, lengths_, segments_);
+  placement_->Admit(
+      assembler_, [this](uint32_t m) { return &socket_.message_source(m); }, [this](AddResult r) { OnAdded(r); });
+}
+
 void TileReceiver::Loop() {
   auto next_publish = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
-    if (socket_.ReceiveBatch() > 0) {
-      socket_.ForEachDatagram([this](std::span<const std::byte> d, const sockaddr_storage& from) {
-        if (assembler_.Add(d, &from) != AddResult::kOk) return;
-        const ReadyFrame* frame = assembler_.just_finished();
-        if (!frame || !frame->complete) return;
-        if (options_.on_complete) options_.on_complete(options_.tile_index, frame->timestamp);
-        if (options_.on_frame) {
-          options_.on_frame(options_.tile_index, frame->timestamp,
-                            FrameChecksum(frame->pixels, options_.assembler.tile.frame_bytes()));
-        }
-      });
+    if (placement_) {
+      ReceivePlaced();
+    } else {
+      Receive();
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
-      std::lock_guard lock(mu_);
-      published_ = {assembler_.stats(), socket_.stats()};
+      Publish();
       next_publish = now + std::chrono::milliseconds(100);
     }
   }
+  Publish();
+}
+
+void TileReceiver::Publish() {
   std::lock_guard lock(mu_);
-  published_ = {assembler_.stats(), socket_.stats()};
+  published_ = {assembler_.stats(), socket_.stats(), placement_ ? placement_->stats() : PlacementStats{}};
 }
 
 }  // namespace tilestream

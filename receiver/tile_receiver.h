@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/frame_assembler.h"
+#include "common/packet_placement.h"
 #include "common/result.h"
 #include "common/udp_socket.h"
 
@@ -23,6 +24,10 @@ struct TileReceiverOptions {
   AssemblerOptions assembler;
   UdpReceiverOptions socket;
   std::optional<SocketAddress> expected_source;
+  // The sender's packet plan (our streamer's, from the wall config): pixels
+  // are received straight into the frame where packets follow it
+  // (common/packet_placement.h). Unset: every packet is copied once more.
+  std::optional<PacketizerOptions> plan;
   // Called on the network thread for every complete frame (tile, RTP
   // timestamp, checksum of its pixels); empty: no checksums are computed.
   std::function<void(uint32_t, uint32_t, uint64_t)> on_frame;
@@ -34,6 +39,7 @@ struct TileReceiverOptions {
 struct TileReceiverStats {
   AssemblerStats assembler;
   ReceiveStats socket;
+  PlacementStats placement;
 };
 
 class TileReceiver {
@@ -56,10 +62,18 @@ class TileReceiver {
  private:
   TileReceiver(TileReceiverOptions o, UdpReceiver s);
   void Loop();
+  void Receive();        // one batch, every packet copied into the frame
+  void ReceivePlaced();  // one batch, pixels received in place where they can be
+  void OnAdded(AddResult r);
+  void Publish();
 
   TileReceiverOptions options_;
   UdpReceiver socket_;
   FrameAssembler assembler_;
+  std::unique_ptr<PacketPlacement> placement_;
+  std::vector<std::byte*> buffers_;  // the socket's message buffers
+  std::vector<size_t> lengths_;      // of the last batch's messages
+  std::vector<uint16_t> segments_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
