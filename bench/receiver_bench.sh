@@ -71,7 +71,7 @@ bench_wall() {
   } >"$cfg"
   local pids=()
   for i in 1 2 3 4 5 6 7 8; do
-    "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 20)) \
+    "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 20)) ${RX_FLAGS:-} \
       --json "$out/wall-rx$i.json" >"$out/wall-rx$i.log" 2>&1 &
     pids+=($!)
   done

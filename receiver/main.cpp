@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json_path, "Write the final report as JSON to this file");
   app.add_option("--frame-log", o.frame_log, "Write 'tile timestamp checksum' for every complete frame");
   app.add_flag("--partial", o.show_partial, "Hand on incomplete frames instead of holding the previous one");
+  bool no_placement = false;
+  app.add_flag("--no-placement", no_placement,
+               "Copy every packet's pixels into the frame instead of receiving them in place (for comparisons)");
   bool no_sync = false, check = false;
   app.add_flag("--check", check,
                "Check this host against the config (socket buffers, backlog, the node's ports), print each "
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "No line per second");
   CLI11_PARSE(app, argc, argv);
   o.sync = !no_sync;
+  o.placement = !no_placement;
   if (!check && headless + mosaic + span + per_tile != 1) {
     fmt::print(stderr, "receiver: choose one of --headless, --tiles, --span, --mosaic\n");
     return 2;

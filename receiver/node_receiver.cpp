@@ -91,7 +91,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     plan.tile = c.wall.tile;
     plan.max_payload = c.max_udp_payload();
     plan.packing = c.stream.packing;
-    to.plan = plan;
+    if (o.placement) to.plan = plan;
     to.socket.bind_address = node->address;
     to.socket.port = c.routes[t].port;
     to.socket.receive_buffer = c.stream.receive_buffer;

@@ -20,6 +20,7 @@ struct NodeReceiverOptions {
   std::string json_path;
   std::string frame_log;      // "tile timestamp checksum" per complete frame
   bool show_partial = false;
+  bool placement = true;  // receive our streamer's pixels straight into the frame
   bool sync = true;           // take part in the config's swap sync
   bool quiet = false;
   NodeDisplayOptions display{DisplayMode::kHeadless};
