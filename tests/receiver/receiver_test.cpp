@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <set>
 #include <atomic>
 #include <optional>
 #include <tuple>
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/line_channel.h"
+#include "common/ppm.h"
 #include "common/tile_store.h"
 #include "common/udp_socket.h"
 #include "receiver/tile_receiver.h"
@@ -54,7 +57,7 @@ class ReceiverTest : public ::testing::Test {
     ASSERT_TRUE(CutMovie(**source, co).ok());
     manifest_ = *OpenTileStore(dir_ / "movie");
     // Four free ports: bind, note, release. Two nodes of two tiles.
-    std::vector<std::string> ports;
+    std::vector<std::string>& ports = ports_;  // per tile index
     for (int i = 0; i < 4; ++i) {
       UdpReceiverOptions o;
       o.bind_address = "127.0.0.1";
@@ -154,6 +157,7 @@ class ReceiverTest : public ::testing::Test {
   TempDir dir_;
   MovieManifest manifest_;
   std::string config_;
+  std::vector<std::string> ports_;
   std::vector<pid_t> started_;
 };
 
@@ -423,6 +427,69 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
   SDL_JoystickClose(stick);
   SDL_JoystickDetachVirtual(index);
   SDL_Quit();
+}
+
+}  // namespace
+}  // namespace tilestream
+
+namespace tilestream {
+namespace {
+
+// What the demo saves under xvfb-run: the mosaic's last picture. At the
+// wall's own size the mosaic is 1:1, so each tile's place in the screenshot
+// must hold exactly one of that tile's frames from the store, the same frame
+// on every tile (swap sync), and nothing black.
+TEST_F(ReceiverTest, TheMosaicScreenshotShowsOneFrameWithEveryTileInItsPlace) {
+  if (system("command -v xvfb-run >/dev/null") != 0) GTEST_SKIP() << "no xvfb-run";
+  // One node with all four tiles, on the fixture's ports.
+  const std::vector<std::string>& ports = ports_;
+  const std::string one = dir_ / "one-node.toml";
+  std::ofstream(one) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+                        "[stream]\nmtu = 1500\n"
+                        "[[node]]\nname = \"wall\"\naddress = \"127.0.0.1\"\n"
+                        "tiles = [\"r0c0\", \"r1c0\", \"r0c1\", \"r1c1\"]\n"
+                        "ports = [" << ports[0] << ", " << ports[2] << ", " << ports[1] << ", " << ports[3] << "]\n";
+  const std::string shot = dir_ / "mosaic.ppm";
+  const pid_t rx = fork();
+  if (rx == 0) {
+    execl("/bin/sh", "sh", "-c",
+          ("exec xvfb-run -a -s '-screen 0 640x480x24' sh -c 'echo $$ > " + (dir_ / "rx.pid") + "; exec " RECEIVER_PATH
+           " --config " + one + " --mosaic --window 320x200 -q --screenshot " + shot + "' > " + (dir_ / "rx.out") +
+           " 2>&1")
+              .c_str(),
+          nullptr);
+    _exit(127);
+  }
+  started_.push_back(rx);
+  sleep(3);  // the window is up
+  config_ = one;
+  const auto tx = Stream(50);
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  pid_t receiver = 0;
+  std::ifstream(dir_ / "rx.pid") >> receiver;
+  ASSERT_GT(receiver, 0);
+  kill(receiver, SIGTERM);
+  waitpid(rx, nullptr, 0);
+  started_.clear();
+  auto image = ReadPpm(shot);
+  ASSERT_TRUE(image.ok()) << image.status().message() << "\n" << Shell("cat " + (dir_ / "rx.out"), dir_).output;
+  ASSERT_EQ(image->width, 320u);
+  ASSERT_EQ(image->height, 200u);
+  std::set<uint64_t> shown;
+  for (uint32_t tile = 0; tile < 4; ++tile) {
+    const TileId id = TileId::FromIndex(tile, manifest_.layout);
+    std::vector<std::byte> pixels(manifest_.tile.frame_bytes());
+    for (uint32_t y = 0; y < 100; ++y)
+      std::memcpy(&pixels[y * 480], &image->rgb[((id.row * 100 + y) * 320 + id.column * 160) * 3], 480);
+    char sum[17];
+    snprintf(sum, sizeof sum, "%016llx",
+             static_cast<unsigned long long>(FrameChecksum(pixels.data(), pixels.size())));
+    const auto which = FrameOfChecksum(tile);
+    ASSERT_TRUE(which.count(sum)) << "tile " << id.Name() << " shows no frame of its own";
+    shown.insert(which.at(sum));
+    EXPECT_TRUE(std::any_of(pixels.begin(), pixels.end(), [](std::byte b) { return b != std::byte{0}; }));
+  }
+  EXPECT_EQ(shown.size(), 1u) << "every tile shows the same frame";
 }
 
 }  // namespace
