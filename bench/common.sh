@@ -8,11 +8,17 @@ what=${1:-all}
 secs=${SECS:-5}
 out=${OUT:-build/bench-results}
 mkdir -p "$out"
+# Every figure also goes to $RESULTS as "key<TAB>value" (bench/run reads it).
+export RESULTS=${RESULTS:-$out/results.tsv}
+record() { printf '%s\t%s\n' "$1" "$2" >> "$RESULTS"; }
 [ -x build/streamer/streamer ] || scripts/build.sh >/dev/null
 udpceil=build/bench/udpceil
 gcc -O2 -pthread -o "$udpceil" ../shared/bench/udpceil.c -lm
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
+# In the Python parts: rec(key, value) appends to $RESULTS too.
+export PYREC='import os
+def rec(k, v): open(os.environ["RESULTS"], "a").write("%s\t%s\n" % (k, v))'
 json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
 field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
 

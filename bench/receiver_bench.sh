@@ -30,6 +30,8 @@ bench_receive() {
     python3 -c "import json,sys; d=json.load(sys.stdin)['end']['sum']; print(d['bits_per_second']*(1-d['lost_percent']/100)/1e9)")
   wait || true
   printf "reference: udpceil gso -> gromm rx %.2f Gbit/s; iperf3 -u -l 8972 -b 0 goodput %.2f Gbit/s\n" "$ceil" "$ip"
+  record receive.ceiling "$ceil"
+  record receive.iperf3 "$ip"
   for layout in "1 1" "2 2"; do
     set -- $layout
     local n=$(($1 * $2))
@@ -43,7 +45,8 @@ bench_receive() {
       --json "$out/receive-$n-tx.json" >"$out/receive-$n-tx.log" 2>&1
     kill -TERM "$rx"; wait "$rx" || true
     python3 - "$out/receive-$n-tx.json" "$out/receive-$n-rx.json" "$ceil" "$ip" "$n" <<'PY'
-import json, sys
+import json, os, sys
+exec(os.environ["PYREC"])
 tx, rx = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 ceil, ip, n = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 got = sum(t["bytes"] for t in rx["tiles"]) * 8 / tx["duration_s"] / 1e9
@@ -52,6 +55,8 @@ sent = tx["aggregate"]["mbps"] / 1000
 print("receive %2d streams: %.2f Gbit/s received of %.2f sent, %d packets lost; = %.2f x udpceil rx "
       "(target >= %.2f), %.1f x iperf3 (target >= 2.5)" % (n, got, sent, lost, got / ceil, 0.90 if n == 1 else 0.85,
                                                             got / ip))
+rec("receive.%d" % n, got); rec("receive.%d.lost" % n, lost)
+rec("receive.%d.placed" % n, sum(t.get("placed", 0) for t in rx["tiles"]) / max(1, sum(t["packets"] for t in rx["tiles"])))
 PY
   done
 }
@@ -78,14 +83,17 @@ bench_wall() {
   sleep 1
   local cpu0; cpu0=$(machine_cpu_s)
   local t0; t0=$(date +%s.%N)
+  rm -f "$out/wall-tx.json"
   scripts/streamer.sh --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
-    >"$out/wall-tx.log" 2>&1
+    >"$out/wall-tx.log" 2>&1 || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
   local cpu1; cpu1=$(machine_cpu_s)
   local t1; t1=$(date +%s.%N)
   for p in "${pids[@]}"; do kill -TERM "$p"; done
   wait "${pids[@]}" || true
+  [ -f "$out/wall-tx.json" ] || return 1
   python3 - "$out" "$cpu0" "$cpu1" "$t0" "$t1" <<'PY'
-import json, sys, glob
+import json, os, sys, glob
+exec(os.environ["PYREC"])
 out, cpu0, cpu1, t0, t1 = sys.argv[1], *map(float, sys.argv[2:6])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
@@ -101,6 +109,12 @@ print("wall: lost %d packets, %d incomplete frames, %d ticks skipped of %d (targ
       % (lost, incomplete, skipped, s["presented"] + skipped, s["skew_mean_ms"], s["skew_p99_ms"], s["skew_max_ms"]))
 print("wall: machine CPU %.1f s for %.1f GB received = %.3f CPU-s/GB (target <= 0.30)"
       % (cpu1 - cpu0, got / 1e9, (cpu1 - cpu0) / (got / 1e9)))
+f = "wall.%g." % tx["fps"]
+for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
+             ("incomplete", incomplete), ("skipped", skipped), ("ticks", s["presented"] + skipped),
+             ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"]),
+             ("cpu_s_per_gb", (cpu1 - cpu0) / (got / 1e9))):
+    rec(f + k, v)
 PY
 }
 
@@ -114,13 +128,15 @@ bench_mosaic() {
     --json "$out/mosaic-tx.json" >"$out/mosaic-tx.log" 2>&1
   wait "$rx" || true
   python3 - "$js" "$out/mosaic-tx.json" <<'PY'
-import json, sys
+import json, os, sys
+exec(os.environ["PYREC"])
 rx, tx = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 shown = rx["sync"]["presented"] + rx["sync"]["partial"]
 fps = shown / tx["duration_s"]
 print("mosaic: demo wall 5x3 of 640x400 in a 1280x483 window under Xvfb (Mesa llvmpipe): %.1f fps of %g "
       "(%d ticks shown together, %d skipped, %d window updates); target: the wall's fps"
       % (fps, tx["fps"], shown, rx["sync"]["skipped"], rx["window_updates"]))
+rec("mosaic.fps", fps); rec("mosaic.target", tx["fps"])
 PY
 }
 

@@ -9,9 +9,11 @@
 # paced: 2.5 Gbit/s per stream: achieved rate vs target and CPU per stream,
 #        vs `udpceil pace --rate 2.5 --pm gsoburst --burst 7` (the same burst:
 #        one GSO send of 7 x 8972 bytes).
-# disk:  a tile store on XFS on a loop device (needs root): the tile's O_DIRECT
-#        read rate, unpaced, vs `udpceil disk` with huge pages on that file,
-#        two threads (two buffers, as a ring needs) and, for scale, one.
+# disk:  a tile store on XFS on a loop device (needs root): the read rate of
+#        the streamer's read-ahead ring alone (bench/ring_read) vs `udpceil
+#        disk` with huge pages on that file, two threads (two buffers, as a
+#        ring needs) and, for scale, one; and the streamer reading and sending
+#        unpaced (disk to network: the lower of the two rates).
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -21,6 +23,7 @@ bench_send() {
   ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
   local ceiling; ceiling=$(field "$ref" tx_Gbps)
   echo "reference: udpceil gso -> gromm, 8972-byte datagrams: tx $ceiling Gbit/s"
+  record send.ceiling "$ceiling"
   for layout in "1 1" "4 1" "5 3"; do
     set -- $layout
     local n=$(($1 * $2))
@@ -33,6 +36,7 @@ bench_send() {
       >"$out/send-$n.log" 2>&1
     kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null || true
     local gbps; gbps=$(json "$js" "d['aggregate']['mbps']/1000")
+    record "send.$n" "$gbps"
     printf "send %2d streams: %6.2f Gbit/s aggregate = %.2f x udpceil GSO ceiling (target >= 0.90)\n" \
       "$n" "$gbps" "$(python3 -c "print($gbps / $ceiling)")"
   done
@@ -41,6 +45,8 @@ bench_send() {
 bench_paced() {
   local ref
   ref=$("$udpceil" pace --rate 2.5 --pm gsoburst --burst 7 --secs "$secs")
+  record paced.udpceil.pct "$(sed -n 's/.*(\([0-9.]*\)% of target).*/\1/p' <<<"$ref")"
+  record paced.udpceil.cpu "$(sed -n 's/.*(\([0-9.]*\)% of a core).*/\1/p' <<<"$ref")"
   echo "reference: udpceil pace 2.5 Gbit/s gsoburst 7: $(sed -n 's/.*achieved=\([0-9.]*Gbps ([0-9.]*% of target)\).*/\1/p' <<<"$ref"),\
  $(sed -n 's/.*(\([0-9.]*% of a core\)).*/\1/p' <<<"$ref") (tx thread CPU, loopback rx softirq included)"
   for layout in "1 1" "4 1"; do
@@ -55,6 +61,9 @@ bench_paced() {
       --json "$js" >"$out/paced-$n.log" 2>&1
     kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null || true
     json "$js" "'\n'.join('paced %s: %.1f Mbit/s = %.3f%% of 2500 (target 99.5..100.5), %.1f%% CPU (target <= 30)' % (s['tile'], s['mbps'], s['mbps'] / 25, s['cpu_percent']) for s in d['streams'])"
+    record "paced.$n.pct_min" "$(json "$js" "min(s['mbps'] / 25 for s in d['streams'])")"
+    record "paced.$n.pct_max" "$(json "$js" "max(s['mbps'] / 25 for s in d['streams'])")"
+    record "paced.$n.cpu_max" "$(json "$js" "max(s['cpu_percent'] for s in d['streams'])")"
   done
 }
 
@@ -78,13 +87,15 @@ bench_disk() {
   # serves ~30% faster than any rotation of buffers (see docs/benchmarks.md);
   # with two threads it reads frame-sized blocks into two buffers, two
   # reads in flight, as a streamer's ring must. The target is against that.
-  local one=() two=() tiles=() sent=()
+  local one=() two=() ring=() tiles=() sent=()
   for round in 1 2 3 4 5; do
     local ref
     ref=$(DISK_HUGE=1 "$udpceil" disk "$file" 8 1 1 | grep '^DISK')
     one+=("$(python3 -c "print($(field "$ref" rate) / 1000)")")
     ref=$(DISK_HUGE=1 "$udpceil" disk "$file" 12 1 2 | grep '^DISK')
     two+=("$(python3 -c "print($(field "$ref" rate) / 1000)")")
+    ref=$(build/bench/ring_read --movie "$mnt/movie" --seconds "$secs" | grep '^RING')
+    ring+=("$(python3 -c "print($(field "$ref" rate) / 1000)")")
     build/bench/udp_sink --port 50000 --count 1 --seconds $((secs + 15)) >/dev/null &
     local sink=$!
     sleep 0.5
@@ -94,15 +105,19 @@ bench_disk() {
     tiles+=("$(json "$out/disk-$round.json" "d['aggregate']['disk_mbytes_per_s']/1000")")
     sent+=("$(json "$out/disk-$round.json" "d['aggregate']['mbps']/1000")")
   done
-  python3 - "${one[*]}" "${two[*]}" "${tiles[*]}" "${sent[*]}" <<'PY'
-import statistics, sys
-one, two, tiles, sent = ([float(x) for x in a.split()] for a in sys.argv[1:5])
-o, w, t = statistics.median(one), statistics.median(two), statistics.median(tiles)
+  python3 - "${one[*]}" "${two[*]}" "${ring[*]}" "${tiles[*]}" "${sent[*]}" <<'PY'
+import os, statistics, sys
+exec(os.environ["PYREC"])
+one, two, ring, tiles, sent = ([float(x) for x in a.split()] for a in sys.argv[1:6])
+o, w, g, t = (statistics.median(x) for x in (one, two, ring, tiles))
 fmt = lambda xs: " ".join("%.2f" % x for x in xs)
 print("reference: udpceil disk 8 MiB into one huge-page buffer: %s GB/s (median %.2f)" % (fmt(one), o))
 print("reference: udpceil disk 12 MiB, 2 threads = 2 huge-page buffers: %s GB/s (median %.2f)" % (fmt(two), w))
-print("disk: tile read %s GB/s (sent %s Gbit/s); median %.2f GB/s = %.2f x two-buffer reference (target >= 0.90),"
-      " %.2f x one-buffer" % (fmt(tiles), " ".join("%.1f" % x for x in sent), t, t / w, t / o))
+print("disk: the streamer's read-ahead ring alone (bench/ring_read) %s GB/s; median %.2f GB/s = %.2f x two-buffer "
+      "reference (target >= 0.90), %.2f x one-buffer" % (fmt(ring), g, g / w, g / o))
+print("disk to network: the streamer, unpaced, read %s GB/s and sent %s Gbit/s (median read %.2f GB/s; "
+      "the lower of the disk and one tile's loopback send)" % (fmt(tiles), " ".join("%.1f" % x for x in sent), t))
+rec("disk.one", o); rec("disk.two", w); rec("disk.ring", g); rec("disk.tile", t)
 PY
 }
 
