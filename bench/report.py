@@ -156,7 +156,7 @@ plot "%s" with linespoints lw 2 pt 7 lc rgb "#1f77b4" title "streamer send (memo
                                  for n, tx, sent, _ in nics])
             gnuplot("nic-balance.png", """set title "Per-NIC balance on the namespace testbed (15 tiles over 4 veth NICs)"
 set ylabel "Mbit/s"; set style data histograms; set style fill solid 0.8 border -1; set boxwidth 0.9
-set yrange [0:*]; set grid ytics; set key top right
+set yrange [0:*]; set grid ytics; set key below
 plot "%s" using 2:xtic(1) title "interface tx (/sys/class/net)", "" using 3 title "streamer: its tiles on that NIC"
 """ % d)
         fps = wall_fps(r)
