@@ -16,7 +16,10 @@ int32_t TimestampDelta(uint32_t a, uint32_t b) { return static_cast<int32_t>(a -
 }  // namespace
 
 FrameAssembler::FrameAssembler(const AssemblerOptions& options)
-    : options_(options), seen_(kWindow / 64, 0), ssrc_(options.ssrc) {
+    : options_(options),
+      coverage_(size_t{options.tile.width} * options.tile.height),
+      seen_(kWindow / 64, 0),
+      ssrc_(options.ssrc) {
   for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
 }
 
@@ -65,7 +68,7 @@ bool FrameAssembler::AcceptSequence(uint16_t sequence) {
 void FrameAssembler::StartFrame(uint32_t timestamp) {
   have_frame_ = true;
   timestamp_ = timestamp;
-  frame_bytes_ = 0;
+  coverage_.Clear(high_water_ / kPgroupBytes);
   high_water_ = 0;
   // Partial frames show the previous picture where packets are missing.
   std::lock_guard lock(handoff_mu_);
@@ -75,7 +78,7 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
 }
 
 void FrameAssembler::Finish() {
-  const bool complete = frame_bytes_ >= options_.tile.frame_bytes();
+  const bool complete = coverage_.full();
   ++(complete ? stats_.frames_complete : stats_.frames_incomplete);
   have_frame_ = false;
   have_finished_ = true;
@@ -158,15 +161,17 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
     }
     StartFrame(ts);
   }
-  const LineHeader last = LoadLineHeader(v.line_headers.data() + kLineHeaderSize * (v.segment_count - 1));
-  const size_t end = last.line * options_.tile.row_bytes() + size_t{last.offset} * kPgroupBytes + last.length;
   std::vector<std::byte>& frame = buffers_[assembling_];
-  if (placed_in == frame.data()) {
-    frame_bytes_ += v.pixel_bytes;  // the kernel put the pixels in place
-  } else {
-    frame_bytes_ += CopySegmentsToFrame(v, options_.tile, frame);
+  if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame);
+  // else the kernel put the pixels in place.
+  const std::byte* header = v.line_headers.data();
+  for (uint32_t i = 0; i < v.segment_count; ++i, header += kLineHeaderSize) {
+    const LineHeader h = LoadLineHeader(header);
+    const size_t first = size_t{h.line} * options_.tile.width + h.offset;
+    const size_t count = h.length / kPgroupBytes;
+    coverage_.Mark(first, count);
+    high_water_ = std::max(high_water_, (first + count) * kPgroupBytes);
   }
-  high_water_ = std::max(high_water_, end);
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
   if (v.rtp.marker) Finish();

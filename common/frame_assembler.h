@@ -11,7 +11,10 @@
 // or, when the marker was lost, at the first packet of a newer timestamp. A
 // frame with every pixel byte present is complete and becomes the ready
 // frame; an incomplete one is dropped (the previous picture is held) unless
-// the policy shows partial frames. Packets of an older timestamp arriving
+// the policy shows partial frames. Complete means every pixel covered by an
+// accepted packet (common/coverage_map.h), not the pixel bytes adding up: a
+// sender that repeats a region under fresh sequence numbers must not pass
+// off a frame with a hole as complete. Packets of an older timestamp arriving
 // after a newer frame started are late: counted, never written.
 //
 // Memory: five frame buffers allocated at construction: one assembling, up
@@ -32,6 +35,7 @@
 
 #include <sys/socket.h>
 
+#include "common/coverage_map.h"
 #include "common/rfc4175.h"
 #include "common/udp_socket.h"
 
@@ -151,7 +155,7 @@ class FrameAssembler {
   bool has_just_finished_ = false;
   bool have_frame_ = false;      // assembling a frame
   uint32_t timestamp_ = 0;       // of the assembling frame
-  uint64_t frame_bytes_ = 0;     // received for it
+  CoverageMap coverage_;         // of the assembling frame
   size_t high_water_ = 0;        // end of the furthest pixels written into it
   bool have_finished_ = false;
   uint32_t finished_timestamp_ = 0;  // the newest finished frame

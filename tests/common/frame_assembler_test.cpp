@@ -118,6 +118,26 @@ TEST(FrameAssembler, DropsDuplicates) {
   EXPECT_TRUE(a.TakeReady()->complete);
 }
 
+// Regression (fuzz_assembler, tests/fuzz/corpus/assembler/crash-overlap-
+// counts-complete): a repeat of packet 1 under a fresh sequence number in
+// place of the lost packet 2 brings the pixel bytes up to the frame's size,
+// but packet 2's region was never written: the frame is not complete.
+TEST(FrameAssembler, ARepeatedRegionUnderAFreshSequenceDoesNotCompleteAFrame) {
+  FrameAssembler a = Make();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  AddAll(a, FramePackets(f1, 1000, 0));
+  auto first = a.TakeReady();
+  Packets p2 = FramePackets(f2, 4600, 5);
+  p2[2] = p2[1];
+  p2[2][3] = std::byte{5 + 2};  // the sequence number packet 2 had
+  AddAll(a, p2);
+  EXPECT_EQ(a.stats().duplicate, 0u);
+  EXPECT_EQ(a.stats().bytes, 2 * kTile.frame_bytes());  // as many bytes as two whole frames
+  EXPECT_EQ(a.stats().frames_incomplete, 1u);
+  EXPECT_FALSE(a.TakeReady().has_value());
+  EXPECT_TRUE(Shows(*first, f1));
+}
+
 TEST(FrameAssembler, FrameWhoseMarkerIsLostEndsAtTheNextTimestamp) {
   FrameAssembler a = Make();
   const auto f1 = PatternFrame(kTile, 5), f2 = PatternFrame(kTile, 6);
