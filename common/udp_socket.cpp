@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <linux/sock_diag.h>
 #include <netinet/udp.h>
 #include <sched.h>
 #include <unistd.h>
@@ -339,11 +340,19 @@ int UdpReceiver::ReceiveBatch() {
     }
     const size_t len = mmsgs_[m].msg_len;
     const size_t seg = segment_size_[m] ? segment_size_[m] : len;
-    stats_.datagrams += seg ? (len + seg - 1) / seg : 0;
+    if (len == 0) ++stats_.empty;
+    stats_.datagrams += seg ? (len + seg - 1) / seg : 1;
     stats_.bytes += len;
   }
   last_count_ = n;
   return n;
+}
+
+void UdpReceiver::UpdateKernelDrops() {
+  uint32_t meminfo[SK_MEMINFO_VARS] = {};
+  socklen_t len = sizeof meminfo;
+  if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) == 0 && len > SK_MEMINFO_DROPS * sizeof(uint32_t))
+    stats_.kernel_drops = meminfo[SK_MEMINFO_DROPS];
 }
 
 }  // namespace tilestream

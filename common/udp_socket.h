@@ -123,6 +123,10 @@ struct ReceiveStats {
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
   uint64_t truncated = 0;  // MSG_TRUNC: datagram larger than the buffer
+  uint64_t empty = 0;      // zero-length datagrams (in datagrams; never handed on)
+  // Dropped by the kernel with the socket buffer full (see UpdateKernelDrops):
+  // a GSO message of many datagrams counts once.
+  uint64_t kernel_drops = 0;
 };
 
 class UdpReceiver {
@@ -177,6 +181,9 @@ class UdpReceiver {
   size_t granted_receive_buffer() const { return granted_buffer_; }
   const ReceiveStats& stats() const { return stats_; }
   int fd() const { return fd_.get(); }
+  // Reads the socket's drop count into stats().kernel_drops (one syscall,
+  // SO_MEMINFO: call it when reporting, not per batch).
+  void UpdateKernelDrops();
 
  private:
   static constexpr size_t kControlSize = 64;

@@ -270,9 +270,9 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     const Totals s = Sum(st);
     const std::string name = TileId::FromIndex(indices[i], c.wall.layout).Name();
     fmt::print("tile {:<6} {:8.1f} Mbps  frames {} complete, {} incomplete  packets {}  lost {}  reordered {}  "
-               "duplicate {}  late {}  malformed {}  foreign {}  placed {}\n",
+               "duplicate {}  late {}  malformed {}  foreign {}  placed {}  kernel drops {}\n",
                name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
-               s.duplicate, s.late, s.malformed, s.foreign, st.placement.placed);
+               s.duplicate, s.late, s.malformed, s.foreign, st.placement.placed, st.socket.kernel_drops);
     nlohmann::json malformed;
     for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
       if (st.assembler.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
@@ -281,6 +281,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
                           {"reordered", s.reordered}, {"duplicate", s.duplicate}, {"late", s.late},
                           {"malformed", malformed}, {"foreign_ssrc", st.assembler.foreign_ssrc},
                           {"foreign_source", st.assembler.foreign_source}, {"placed", st.placement.placed},
+                          {"datagrams", st.socket.datagrams}, {"kernel_drops", st.socket.kernel_drops},
                           {"gathered_bytes", st.placement.gathered}});
   }
   std::fflush(stdout);

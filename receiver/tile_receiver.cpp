@@ -104,8 +104,11 @@ void TileReceiver::Loop() {
 }
 
 void TileReceiver::Publish() {
+  socket_.UpdateKernelDrops();
   std::lock_guard lock(mu_);
   published_ = {assembler_.stats(), socket_.stats(), placement_ ? placement_->stats() : PlacementStats{}};
+  // An empty datagram never reaches the assembler: it is a packet too short.
+  published_.assembler.malformed[static_cast<size_t>(ParseError::kTooShort)] += socket_.stats().empty;
 }
 
 }  // namespace tilestream
