@@ -3,8 +3,9 @@
 // which splits what a peer sends into lines and queues what we send so a
 // slow peer never blocks us.
 //
-// Limits: a line is at most kMaxLineBytes (a longer one is an error that
-// ends the connection, never a crash or an unbounded buffer); at most
+// Limits: a line is at most max_line bytes (kMaxLineBytes unless the owner
+// says; a longer one is an error that ends the connection, never a crash or
+// an unbounded buffer), at most 64 lines' worth is buffered unread; at most
 // kMaxPendingOutput bytes wait to be sent (beyond, the peer is too slow and
 // the connection is ended). Sockets are non-blocking with TCP_NODELAY.
 // A LineChannel is not thread-safe: one thread, or a lock around it.
@@ -35,10 +36,15 @@ Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeo
 // whitespace removed; an empty token is an error.
 Result<std::string> ReadToken(const std::string& path);
 
+// Whether `guess` equals `secret`, in a time that depends on the secret's
+// length only, not on where a guess first differs (no timing oracle for
+// the control token).
+bool ConstantTimeEquals(std::string_view guess, std::string_view secret);
+
 class LineChannel {
  public:
   LineChannel() = default;
-  explicit LineChannel(UniqueFd fd);
+  explicit LineChannel(UniqueFd fd, size_t max_line = kMaxLineBytes);
 
   int fd() const { return fd_.get(); }
   bool open() const { return fd_.valid() && !broken_; }
@@ -65,6 +71,7 @@ class LineChannel {
   UniqueFd fd_;
   std::string input_, output_;
   size_t scanned_ = 0;  // input_[0, scanned_) holds no "\n"
+  size_t max_line_ = kMaxLineBytes;
   bool broken_ = false;
   std::string why_;
 };

@@ -70,6 +70,8 @@ struct ControlSettings {
   uint16_t port = 7470;
   std::string token_file;  // required unless listen_address is loopback
   uint32_t idle_timeout_s = 600;  // a command connection silent this long is closed
+  uint32_t max_clients = 64;      // connections at once (commands and sync); one more is refused
+  uint32_t max_line_bytes = 4096;  // a longer line closes its connection
 
   const std::string& client_address() const { return address.empty() ? listen_address : address; }
 };

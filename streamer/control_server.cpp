@@ -111,11 +111,11 @@ void ControlServer::Accept() {
     UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd.valid()) return;
     auto c = std::make_unique<Client>();
-    c->channel = LineChannel(std::move(fd));
+    c->channel = LineChannel(std::move(fd), config_.control.max_line_bytes);
     c->authorised = token_.empty();
     c->last_input_ns = NowNs();
-    if (clients_.size() >= kMaxClients) {
-      c->channel.Send(Error(fmt::format("too many clients (at most {})", kMaxClients)));
+    if (clients_.size() >= config_.control.max_clients) {
+      c->channel.Send(Error(fmt::format("too many clients (at most {})", config_.control.max_clients)));
       continue;
     }
     clients_.push_back(std::move(c));
@@ -148,7 +148,7 @@ void ControlServer::Handle(Client& c, const std::string& line) {
       c.channel.Send(nlohmann::json{{"ok", true}}.dump());
       return;
     }
-    c.authorised = rest == token_;
+    c.authorised = ConstantTimeEquals(rest, token_);
     if (!c.authorised) {
       c.channel.Send(Error("wrong token"));
       c.channel.Close("wrong token");

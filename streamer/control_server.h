@@ -7,8 +7,9 @@
 // answers, and returns; the coordinator calls it instead of sleeping. A
 // client that breaks a limit (line length, slow reader, wrong token) is
 // closed alone; nothing a client sends can stop the server. At most
-// kMaxClients at once; a command connection silent for
-// control.idle_timeout_s is closed (sync connections talk every tick).
+// control.max_clients at once, lines of at most control.max_line_bytes; a
+// command connection silent for control.idle_timeout_s is closed (sync
+// connections talk every tick).
 // Not thread-safe.
 #pragma once
 
@@ -30,7 +31,6 @@ using CommandHandler = std::function<std::string(const std::string& line)>;
 
 class ControlServer {
  public:
-  static constexpr size_t kMaxClients = 64;
   static constexpr size_t kLinesPerPoll = 32;  // per client
 
   // Listens on the config's control address and port; reads the token file

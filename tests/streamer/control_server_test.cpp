@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <functional>
 
 #include "tests/support/temp_dir.h"
 
@@ -14,8 +16,9 @@ using ::testing::HasSubstr;
 
 class ControlServerTest : public ::testing::Test {
  protected:
-  void Open(bool with_token) {
+  void Open(bool with_token, const std::function<void(ControlSettings&)>& limits = nullptr) {
     config_ = DefaultWallConfig({2, 1});
+    if (limits) limits(config_.control);
     config_.nodes[0].name = "left";  // both tiles on one node
     config_.control.port = 0;        // any free port
     if (with_token) {
@@ -88,6 +91,67 @@ TEST_F(ControlServerTest, ASyncConnectionMakesItsNodesTilesTakePartUntilItCloses
   EXPECT_EQ(server_->synced_nodes(), 0u);
   EXPECT_TRUE(server_->receiver_stats()[1].known);
   EXPECT_EQ(server_->receiver_stats()[1].frames, 30u);
+}
+
+TEST(ConstantTimeEquals, IsEqualityOfWholeStrings) {
+  EXPECT_TRUE(ConstantTimeEquals("s3cret", "s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("s3cre", "s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("s3cret!", "s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("s3creT", "s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("", "s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals(std::string("s3cret\0", 7), "s3cret"));
+}
+
+TEST_F(ControlServerTest, ATokenThatIsOnlyAPrefixOrLongerIsWrong) {
+  Open(/*with_token=*/true);
+  for (const char* guess : {"auth s3cre", "auth s3cret2", "auth S3CRET", "auth"}) {
+    LineChannel c = Connect();
+    EXPECT_THAT(Ask(&c, guess), HasSubstr("wrong token")) << guess;
+  }
+}
+
+TEST_F(ControlServerTest, OneClientMoreThanTheConfiguredLimitIsRefusedAndClosed) {
+  Open(/*with_token=*/false, [](ControlSettings& c) { c.max_clients = 2; });
+  LineChannel a = Connect(), b = Connect(), c = Connect();
+  EXPECT_THAT(Ask(&c, "help"), HasSubstr("too many clients (at most 2)"));
+  c.Receive();
+  EXPECT_FALSE(c.open());
+  EXPECT_EQ(Ask(&a, "help"), R"({"ok":true})");
+  a.Close("done");
+  for (int i = 0; i < 5; ++i) server_->Poll(10'000'000);
+  LineChannel d = Connect();  // a place is free again
+  EXPECT_EQ(Ask(&d, "help"), R"({"ok":true})");
+  EXPECT_EQ(Ask(&b, "help"), R"({"ok":true})");
+}
+
+TEST_F(ControlServerTest, ALineOverTheConfiguredLengthClosesOnlyItsClient) {
+  Open(/*with_token=*/false, [](ControlSettings& c) { c.max_line_bytes = 300; });
+  LineChannel good = Connect(), bad = Connect();
+  EXPECT_EQ(Ask(&good, "help " + std::string(290, 'x')), R"({"ok":false,"error":"no"})");  // within the limit
+  bad.Send(std::string(400, 'x'));
+  for (int i = 0; i < 10; ++i) server_->Poll(10'000'000);
+  bad.Receive();
+  EXPECT_FALSE(bad.open()) << "closed by the server";
+  EXPECT_EQ(Ask(&good, "help"), R"({"ok":true})");
+}
+
+TEST_F(ControlServerTest, ACommandConnectionSilentForTheIdleTimeIsClosed) {
+  Open(/*with_token=*/false, [](ControlSettings& c) { c.idle_timeout_s = 1; });
+  LineChannel quiet = Connect(), talker = Connect();
+  std::string said;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (quiet.open() && std::chrono::steady_clock::now() < until) {
+    server_->Poll(50'000'000);
+    talker.Send("help");  // never idle
+    talker.Receive();
+    while (talker.NextLine()) {
+    }
+    quiet.Receive();
+    if (auto line = quiet.NextLine()) said = *line;
+  }
+  EXPECT_FALSE(quiet.open());
+  EXPECT_THAT(said, HasSubstr("idle for 1 s"));
+  EXPECT_EQ(Ask(&talker, "help"), R"({"ok":true})");
 }
 
 TEST_F(ControlServerTest, RefusesToStartWithoutItsTokenFile) {
