@@ -127,11 +127,25 @@ bool IsIpLiteral(const std::string& a) {
   return inet_pton(AF_INET, a.c_str(), buf) == 1 || inet_pton(AF_INET6, a.c_str(), buf) == 1;
 }
 
+// RFC 1123: dot-separated labels of 1..63 letters, digits and inner
+// hyphens; the last label not all digits, so a mistyped IPv4 address
+// ("300.1.1.1") is not taken for a name.
 bool IsHostName(const std::string& a) {
   if (a.empty() || a.size() > 253) return false;
-  return std::all_of(a.begin(), a.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
-  });
+  size_t begin = 0;
+  bool all_digits = false;
+  while (begin <= a.size()) {
+    const size_t end = std::min(a.find('.', begin), a.size());
+    const std::string_view label(a.data() + begin, end - begin);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
+    all_digits = true;
+    for (char c : label) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+      all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
+    }
+    begin = end + 1;
+  }
+  return !all_digits;
 }
 
 bool IsWildcard(const std::string& a) { return a == "0.0.0.0" || a == "::"; }

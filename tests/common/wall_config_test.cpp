@@ -171,6 +171,10 @@ TEST(WallConfig, RejectsBadAddresses) {
               HasSubstr("nic[0].address: '999.1.1.1' is not an IPv4 or IPv6 address"));
   EXPECT_THAT(Error(With("address = \"127.0.0.2\"", "address = \"bad host!\"")),
               HasSubstr("node[1].address"));
+  EXPECT_THAT(Error(With("address = \"127.0.0.2\"", "address = \"300.1.1.1\"")),
+              HasSubstr("node[1].address: '300.1.1.1' is not an address or host name"));
+  EXPECT_THAT(Error(With("address = \"127.0.0.2\"", "address = \"-node.wall\"")), HasSubstr("node[1].address"));
+  EXPECT_TRUE(ParseWallConfig(With("address = \"127.0.0.2\"", "address = \"tile-02.wall.example\""), "w.toml").ok());
 }
 
 TEST(WallConfig, RejectsNonLoopbackControlWithoutToken) {
