@@ -54,6 +54,9 @@ if [ -n "$dead" ]; then
   [ "$rc" -ne 0 ] || rc=1
 fi
 # Under --enable-recovery mpirun exits 0 even when the coordinator ended the
-# job over a dead tile.
-if grep -q "stopped responding; ending the job" "$log" && [ "$rc" -eq 0 ]; then rc=1; fi
+# job over a dead tile, or the tiles ended it over a dead coordinator.
+if grep -q "stopped responding; ending the job\|no word from the coordinator; ending the job" "$log" &&
+  [ "$rc" -eq 0 ]; then
+  rc=1
+fi
 exit "$rc"

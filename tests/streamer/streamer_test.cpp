@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "common/sdp.h"
@@ -332,8 +333,40 @@ TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLast
   EXPECT_TRUE(a == b);
 }
 
-// kill -9 of a tile rank mid-stream: the job ends by itself, naming the tile.
-void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& out) {
+// Processes left in session `sid` (mpirun's, which the launcher makes a
+// session leader), other than zombies.
+std::vector<int> InSession(int sid) {
+  std::vector<int> left;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 2));
+    char state = 0;
+    int ppid = 0, pgrp = 0, session = 0;
+    fields >> state >> ppid >> pgrp >> session;
+    if (session == sid && state != 'Z') left.push_back(std::stoi(name));
+  }
+  return left;
+}
+
+// The MPI rank of `pid` in its own job (OMPI_COMM_WORLD_RANK), or -1.
+int RankOf(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  for (std::string var; std::getline(in, var, '\0');)
+    if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) return std::stoi(var.substr(21));
+  return -1;
+}
+
+enum class Victim { kTileRank, kCoordinator };
+
+// kill -9 of a rank mid-stream: the job ends by itself within seconds, says
+// what died (matching `said`), and leaves no process behind.
+void DeadRankEndsTheJob(const std::string& command, const std::string& out, Victim victim, const std::string& said) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -347,13 +380,20 @@ void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& o
   ASSERT_EQ(mpirun.size(), 1u);
   std::vector<int> ranks = Children(mpirun[0]);
   ASSERT_GE(ranks.size(), 5u);
-  kill(*std::max_element(ranks.begin(), ranks.end()), SIGKILL);  // the newest: a tile rank
+  std::sort(ranks.begin(), ranks.end());
+  int target = ranks.back();  // the newest: a tile rank
+  if (victim == Victim::kCoordinator) {  // rank 0 (a spawned job's tiles count from 0 too: the oldest)
+    target = *std::find_if(ranks.begin(), ranks.end(), [](int r) { return RankOf(r) == 0; });
+  }
+  kill(target, SIGKILL);
   int status = 0;
   bool exited = false;
   for (int waited = 0; !exited && waited < 300; ++waited) {
     exited = waitpid(pid, &status, WNOHANG) == pid;
     if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::vector<int> orphans = InSession(mpirun[0]);
   if (!exited) {
     kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
@@ -363,22 +403,41 @@ void DeadTileEndsTheJobNamingIt(const std::string& command, const std::string& o
   text << in.rdbuf();
   EXPECT_TRUE(exited) << "the job hung";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << text.str();
-  EXPECT_THAT(text.str(), ::testing::ContainsRegex("tile r[01]c[01] \\(rank [1-4]\\) (died|stopped responding)"))
-      << text.str();
+  EXPECT_THAT(text.str(), ::testing::ContainsRegex(said)) << text.str();
+  EXPECT_TRUE(orphans.empty()) << orphans.size() << " processes of the job are left, the first " << orphans[0];
 }
+
+const std::string kTileDied = "tile r[01]c[01] \\(rank [1-4]\\) (died|stopped responding)";
+const std::string kCoordinatorDied = "the coordinator \\(rank 0\\) died|no word from the coordinator; ending the job";
 
 TEST_F(StreamerTest, DeadTileRankEndsASpawnedJobNamingTheTile) {
   auto captures = StartCaptures();
-  DeadTileEndsTheJobNamingIt("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
-                                 WriteConfig(captures) + " --movie " + movie(),
-                             dir_ / "run.txt");
+  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
+                         WriteConfig(captures) + " --movie " + movie(),
+                     dir_ / "run.txt", Victim::kTileRank, kTileDied);
 }
 
 TEST_F(StreamerTest, DeadTileRankEndsAStaticJobNamingTheTile) {
   auto captures = StartCaptures();
-  DeadTileEndsTheJobNamingIt("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh -n 5 --config " +
-                                 WriteConfig(captures) + " --movie " + movie(),
-                             dir_ / "run.txt");
+  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh -n 5 --config " +
+                         WriteConfig(captures) + " --movie " + movie(),
+                     dir_ / "run.txt", Victim::kTileRank, kTileDied);
+}
+
+// kill -9 of the coordinator: the tile ranks do not stream on without a
+// clock, nor wait for one forever.
+TEST_F(StreamerTest, DeadCoordinatorEndsASpawnedJob) {
+  auto captures = StartCaptures();
+  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
+                         WriteConfig(captures) + " --movie " + movie(),
+                     dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
+}
+
+TEST_F(StreamerTest, DeadCoordinatorEndsAStaticJob) {
+  auto captures = StartCaptures();
+  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh -n 5 --config " +
+                         WriteConfig(captures) + " --movie " + movie(),
+                     dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
 }
 
 }  // namespace
