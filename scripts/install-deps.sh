@@ -11,7 +11,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libnuma-dev
   libsdl2-dev libglew-dev libgl-dev libgl1-mesa-dri xvfb xauth
-  iproute2 nftables xfsprogs iperf3 netpbm gnuplot-nox
+  iproute2 nftables xfsprogs e2fsprogs mount iperf3 netpbm gnuplot-nox
 )
 if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 

@@ -164,6 +164,8 @@ class StreamerTest : public ::testing::Test {
     }
   }
 
+  void ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault, const std::string& said);
+
   TempDir dir_;
   MovieManifest manifest_;
 };
@@ -248,7 +250,7 @@ struct JobGuard {
 };
 
 // Starts `command` in a process group of its own, as a terminal runs a
-// foreground job, lets it stream for 3 s, sends `signal` (to the whole group
+// foreground job, lets it stream for 3 s once every tile streams, sends `signal` (to the whole group
 // if `to_group`, as Ctrl-C does), and expects every rank to stop with a
 // final report.
 std::string StopsWithAFinalReport(const std::string& command, int signal, bool to_group,
@@ -264,6 +266,13 @@ std::string StopsWithAFinalReport(const std::string& command, int signal, bool t
   }
   setpgid(pid, pid);
   JobGuard guard{pid};
+  // Streaming on every tile (startup under load takes seconds), then 1.5 s.
+  for (int waited = 0; waited < 600; ++waited) {
+    bool all = true;
+    for (auto& c : captures) all = all && c->frame_count() >= 5;
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   if (meanwhile) meanwhile();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -309,19 +318,21 @@ TEST_F(StreamerTest, SigtermToMpirunStopsEveryRankWithAFinalReport) {
   StopsWithAFinalReport(command, SIGTERM, false, captures, dir_ / "run.txt");
 }
 
-// A tile file truncated while streaming: that tile reports it once and
-// keeps sending its last frame; the others are untouched.
-TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLastFrame) {
+// A read error on one tile's file while streaming (`fault` makes it): that
+// tile reports it once (`said`) and keeps sending its last frame; the others
+// are untouched.
+void StreamerTest::ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault, const std::string& said) {
   auto captures = StartCaptures();
   const std::string command = "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
                               WriteConfig(captures) + " --movie " + movie();
   size_t frames_before = 0;
   const std::string out = StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt", [&] {
-    std::filesystem::resize_file(manifest_.TilePath(3), manifest_.frame_stride * 2);
+    fault();
     frames_before = captures[3]->frame_count();
   });
   const std::string message = "tile r1c1: reading the tile store:";
   EXPECT_THAT(out, HasSubstr(message));
+  EXPECT_THAT(out, HasSubstr(said));
   EXPECT_EQ(out.find(message), out.rfind(message)) << "reported more than once:\n" << out;
   EXPECT_THAT(out, HasSubstr("holding the last frame"));
   EXPECT_GT(captures[3]->frames().size(), frames_before + 20) << "tile r1c1 stopped sending";
@@ -331,6 +342,46 @@ TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLast
   const auto& a = (last++)->second.pixels;
   const auto& b = (last++)->second.pixels;
   EXPECT_TRUE(a == b);
+}
+
+TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLastFrame) {
+  ExpectTheTileHoldsItsLastFrameAfter(
+      [&] { std::filesystem::resize_file(manifest_.TilePath(3), manifest_.frame_stride * 2); }, "truncated");
+}
+
+// A disk that fails under the stream: tile r1c1's file lives on a loop
+// device whose capacity is then cut, so O_DIRECT reads get EIO from the
+// block layer, as from a dead SSD. Root only (losetup, mount).
+TEST_F(StreamerTest, ADiskThatFailsWhileStreamingIsReportedOnceAndTheTileHoldsItsLastFrame) {
+  if (geteuid() != 0 || system("command -v losetup mkfs.ext4 >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs root, losetup and mkfs.ext4";
+  const std::string image = dir_ / "disk.img", mount_point = dir_ / "disk";
+  std::filesystem::create_directory(mount_point);
+  {
+    std::ofstream(image).close();
+    std::filesystem::resize_file(image, 32 << 20);
+  }
+  FILE* p = popen(("losetup -f --show " + image + " 2>/dev/null").c_str(), "r");
+  char device[64] = {};
+  const bool attached = p && fgets(device, sizeof device, p) != nullptr;
+  if (p) pclose(p);
+  if (!attached) GTEST_SKIP() << "no loop device free";
+  std::string loop = device;
+  loop.erase(loop.find_last_not_of("\n") + 1);
+  struct Detach {
+    std::string loop, mount_point;
+    ~Detach() { (void)!system(("umount -l " + mount_point + " 2>/dev/null; losetup -d " + loop).c_str()); }
+  } detach{loop, mount_point};
+  ASSERT_EQ(system(("mkfs.ext4 -q " + loop + " && mount " + loop + " " + mount_point).c_str()), 0);
+  // Tile r1c1's file moves onto the disk; the manifest names it there.
+  const std::string moved = mount_point + "/tile_r1_c1.rgb";
+  std::filesystem::copy_file(manifest_.TilePath(3), moved);
+  std::filesystem::remove(manifest_.TilePath(3));
+  ASSERT_EQ(system(("sync && sed -i 's|\"tile_r1_c1.rgb\"|\"" + moved + "\"|' " + movie() + "/movie.toml").c_str()), 0);
+  ASSERT_TRUE(OpenTileStore(movie()).ok());
+  ExpectTheTileHoldsItsLastFrameAfter(
+      [&] { ASSERT_EQ(system(("truncate -s 1M " + image + " && losetup -c " + loop).c_str()), 0); },
+      "Input/output error");
 }
 
 // Processes left in session `sid` (mpirun's, which the launcher makes a
