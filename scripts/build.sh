@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Configures and builds tilestream.
-#   scripts/build.sh [BUILD_DIR] [--sanitize] [--fuzz] [extra cmake args...]
-# BUILD_DIR defaults to build/ (build-asan/ with --sanitize, build-fuzz/ with --fuzz).
+#   scripts/build.sh [BUILD_DIR] [--sanitize] [--tsan] [--fuzz] [extra cmake args...]
+# BUILD_DIR defaults to build/ (build-asan/ with --sanitize, build-tsan/ with
+# --tsan, build-fuzz/ with --fuzz). --tsan builds the receiver alone, under
+# ThreadSanitizer: the normal build's receiver tests run it (ctest
+# receiver_under_tsan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir="" args=()
+dir="" args=() target=()
 for a in "$@"; do
   case "$a" in
     --sanitize) args+=(-DTILESTREAM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug); dir=${dir:-build-asan} ;;
+    --tsan) args+=(-DTILESTREAM_TSAN=ON -DTILESTREAM_TESTS=OFF -DTILESTREAM_BENCH=OFF)
+            target=(--target receiver); dir=${dir:-build-tsan} ;;
     --fuzz) args+=(-DTILESTREAM_FUZZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
             dir=${dir:-build-fuzz} ;;
     -*) args+=("$a") ;;
@@ -18,4 +23,4 @@ done
 dir=${dir:-build}
 
 cmake -S . -B "$dir" "${args[@]}" >/dev/null
-cmake --build "$dir" -j "$(nproc)"
+cmake --build "$dir" -j "$(nproc)" "${target[@]}"

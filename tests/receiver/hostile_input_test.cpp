@@ -32,6 +32,7 @@
 #include "common/wall_config.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
+#include "tests/support/receiver_path.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/temp_dir.h"
 
@@ -118,7 +119,7 @@ class HostileInputTest : public ::testing::Test {
     pid_ = fork();
     if (pid_ == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec " RECEIVER_PATH " --config " + config_ + " --node n --headless --no-sync -q --json " +
+            ("exec " + testing::ReceiverPath() + " --config " + config_ + " --node n --headless --no-sync -q --json " +
              (dir_ / "rx.json") + " --frame-log " + (dir_ / "rx.txt") + " > " + (dir_ / "rx.out") + " 2>&1")
                 .c_str(),
             nullptr);

@@ -25,6 +25,7 @@
 #include "common/udp_socket.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
+#include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tools/frame_source.h"
@@ -89,7 +90,7 @@ class ReceiverTest : public ::testing::Test {
     const pid_t pid = fork();
     if (pid == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec " RECEIVER_PATH " --config " + config_ + " --node " + node + " --headless -q --json " +
+            ("exec " + testing::ReceiverPath() + " --config " + config_ + " --node " + node + " --headless -q --json " +
              (dir_ / (tag + ".json")) + " --frame-log " + (dir_ / (tag + ".txt")) + " > " + (dir_ / (tag + ".out")) +
              " 2>&1")
                 .c_str(),

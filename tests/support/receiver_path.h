@@ -1,0 +1,16 @@
+// Test helper: the receiver program the end-to-end tests start. The build's
+// own (RECEIVER_PATH), unless TILESTREAM_RECEIVER names another build of it:
+// ctest's receiver_under_tsan runs the tests against the ThreadSanitizer one.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+
+namespace tilestream::testing {
+
+inline std::string ReceiverPath() {
+  const char* other = std::getenv("TILESTREAM_RECEIVER");
+  return other && *other ? other : RECEIVER_PATH;
+}
+
+}  // namespace tilestream::testing
