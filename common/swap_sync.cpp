@@ -103,7 +103,7 @@ void SwapSyncMaster::FinishSkew(const Released& r) {
   stats_.skew_sum_ns += skew;
   stats_.skew_max_ns = std::max(stats_.skew_max_ns, skew);
   recent_max_skew_ = std::max(recent_max_skew_, skew);
-  skews_.push_back(skew);
+  skews_.Add(skew);
 }
 
 int64_t SwapSyncMaster::TakeRecentMaxSkew() { return std::exchange(recent_max_skew_, 0); }

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/skew_histogram.h"
+
 namespace tilestream {
 
 enum class SyncDecision : uint8_t { kPresent = 0, kSkip = 1, kPartial = 2 };
@@ -65,8 +67,8 @@ class SwapSyncMaster {
   const SyncStats& stats() const { return stats_; }
   // Skews of ticks finished since the last call (for a line a second).
   int64_t TakeRecentMaxSkew();
-  // Every skew measured, for percentiles in the final report.
-  const std::vector<int64_t>& skews_ns() const { return skews_; }
+  // The skews measured, for percentiles in the final report.
+  const SkewHistogram& skews() const { return skews_; }
 
  private:
   struct Pending {
@@ -97,7 +99,7 @@ class SwapSyncMaster {
   std::deque<Pending> pending_;
   std::deque<Released> released_;
   SyncStats stats_;
-  std::vector<int64_t> skews_;
+  SkewHistogram skews_;
   int64_t recent_max_skew_ = 0;
 };
 

@@ -82,12 +82,10 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
 
 namespace {
 
-// The q-quantile of `values` in milliseconds (0 when empty).
-double QuantileMs(std::vector<int64_t> values, double q) {
-  if (values.empty()) return 0;
-  const size_t k = std::min(values.size() - 1, static_cast<size_t>(q * values.size()));
-  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(k), values.end());
-  return values[k] / 1e6;
+// The q-quantile of the skews in milliseconds (0 when none), never above
+// the exact maximum (the histogram rounds up to its bucket's edge).
+double QuantileMs(const SwapSyncMaster& sync, double q) {
+  return std::min(sync.skews().QuantileNs(q), sync.stats().skew_max_ns) / 1e6;
 }
 
 }  // namespace
@@ -96,7 +94,7 @@ std::string SyncReportLine(const SwapSyncMaster& sync) {
   const SyncStats& s = sync.stats();
   return fmt::format("swap sync: {} ticks shown, {} skipped, {} partial; skew mean {:.3f}, p99 {:.3f}, max {:.3f} ms "
                      "({} ticks measured)",
-                     s.presented, s.skipped, s.partial, s.skew_mean_ms(), QuantileMs(sync.skews_ns(), 0.99),
+                     s.presented, s.skipped, s.partial, s.skew_mean_ms(), QuantileMs(sync, 0.99),
                      s.skew_max_ns / 1e6, s.skew_samples);
 }
 
@@ -125,8 +123,8 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
     const SyncStats& s = sync->stats();
     j["sync"] = {{"presented", s.presented}, {"skipped", s.skipped}, {"partial", s.partial},
                  {"unmatched", s.unmatched}, {"skew_samples", s.skew_samples}, {"skew_mean_ms", s.skew_mean_ms()},
-                 {"skew_p50_ms", QuantileMs(sync->skews_ns(), 0.5)},
-                 {"skew_p99_ms", QuantileMs(sync->skews_ns(), 0.99)}, {"skew_max_ms", s.skew_max_ns / 1e6}};
+                 {"skew_p50_ms", QuantileMs(*sync, 0.5)},
+                 {"skew_p99_ms", QuantileMs(*sync, 0.99)}, {"skew_max_ms", s.skew_max_ns / 1e6}};
   }
   return j.dump(2) + "\n";
 }

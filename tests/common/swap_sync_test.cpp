@@ -112,7 +112,8 @@ TEST(SwapSync, MeasuresSkewAsSpreadOfShowTimes) {
   EXPECT_EQ(m.stats().skew_max_ns, 300'000);
   EXPECT_EQ(m.TakeRecentMaxSkew(), 300'000);
   EXPECT_EQ(m.TakeRecentMaxSkew(), 0);
-  EXPECT_EQ(m.skews_ns().size(), 1u);
+  EXPECT_EQ(m.skews().count(), 1u);
+  EXPECT_EQ(m.skews().QuantileNs(0.5), 300'000 + SkewHistogram::kBucketNs);
   m.Shown(1, 9999, 1);
   EXPECT_EQ(m.stats().unmatched, 1u);
 }
