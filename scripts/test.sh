@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The README's test command: installs the dependencies, builds, and runs
-# every test twice: in a normal build, then under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Output ends with ctest's summary.
+# every test twice: in a normal build (with the receiver's end-to-end tests
+# once more against a ThreadSanitizer build of it), then under
+# AddressSanitizer and UndefinedBehaviorSanitizer. Output ends with ctest's
+# summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 scripts/build.sh build
+scripts/build.sh --tsan
 scripts/build.sh --sanitize
 
 echo "== tests (RelWithDebInfo build) ==" >&2

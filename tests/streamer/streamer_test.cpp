@@ -165,6 +165,7 @@ class StreamerTest : public ::testing::Test {
   }
 
   void ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault, const std::string& said);
+  std::string Launcher(const std::string& ranks, const std::vector<std::unique_ptr<TileCapture>>& captures);
 
   TempDir dir_;
   MovieManifest manifest_;
@@ -305,8 +306,7 @@ std::string StopsWithAFinalReport(const std::string& command, int signal, bool t
 // ranks directly.
 TEST_F(StreamerTest, CtrlCThroughTheLauncherStopsEveryRankWithAFinalReport) {
   auto captures = StartCaptures();
-  const std::string command = "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
-                              WriteConfig(captures) + " --movie " + movie();
+  const std::string command = Launcher("", captures);
   StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt");
 }
 
@@ -323,8 +323,7 @@ TEST_F(StreamerTest, SigtermToMpirunStopsEveryRankWithAFinalReport) {
 // are untouched.
 void StreamerTest::ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault, const std::string& said) {
   auto captures = StartCaptures();
-  const std::string command = "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
-                              WriteConfig(captures) + " --movie " + movie();
+  const std::string command = Launcher("", captures);
   size_t frames_before = 0;
   const std::string out = StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt", [&] {
     fault();
@@ -461,34 +460,33 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
 const std::string kTileDied = "tile r[01]c[01] \\(rank [1-4]\\) (died|stopped responding)";
 const std::string kCoordinatorDied = "the coordinator \\(rank 0\\) died|no word from the coordinator; ending the job";
 
+// The launcher (scripts/streamer.sh) with `ranks` ("" spawns the tiles) on
+// this test's wall and movie.
+std::string StreamerTest::Launcher(const std::string& ranks, const std::vector<std::unique_ptr<TileCapture>>& captures) {
+  return "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh " + ranks + " --config " +
+         WriteConfig(captures) + " --movie " + movie();
+}
+
 TEST_F(StreamerTest, DeadTileRankEndsASpawnedJobNamingTheTile) {
   auto captures = StartCaptures();
-  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
-                         WriteConfig(captures) + " --movie " + movie(),
-                     dir_ / "run.txt", Victim::kTileRank, kTileDied);
+  DeadRankEndsTheJob(Launcher("", captures), dir_ / "run.txt", Victim::kTileRank, kTileDied);
 }
 
 TEST_F(StreamerTest, DeadTileRankEndsAStaticJobNamingTheTile) {
   auto captures = StartCaptures();
-  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh -n 5 --config " +
-                         WriteConfig(captures) + " --movie " + movie(),
-                     dir_ / "run.txt", Victim::kTileRank, kTileDied);
+  DeadRankEndsTheJob(Launcher("-n 5", captures), dir_ / "run.txt", Victim::kTileRank, kTileDied);
 }
 
 // kill -9 of the coordinator: the tile ranks do not stream on without a
 // clock, nor wait for one forever.
 TEST_F(StreamerTest, DeadCoordinatorEndsASpawnedJob) {
   auto captures = StartCaptures();
-  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh --config " +
-                         WriteConfig(captures) + " --movie " + movie(),
-                     dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
+  DeadRankEndsTheJob(Launcher("", captures), dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
 }
 
 TEST_F(StreamerTest, DeadCoordinatorEndsAStaticJob) {
   auto captures = StartCaptures();
-  DeadRankEndsTheJob("env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh -n 5 --config " +
-                         WriteConfig(captures) + " --movie " + movie(),
-                     dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
+  DeadRankEndsTheJob(Launcher("-n 5", captures), dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
 }
 
 }  // namespace
