@@ -78,6 +78,22 @@ std::string Hex(uint64_t v) {
   return text;
 }
 
+// Whether a UDP socket is bound to `port` on this host (/proc/net/udp).
+bool UdpPortBound(uint16_t port) {
+  std::ifstream in("/proc/net/udp");
+  std::string line;
+  std::getline(in, line);  // the header
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, ":%04X", port);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local;
+    fields >> slot >> local;
+    if (local.size() >= 5 && local.compare(local.size() - 5, 5, suffix) == 0) return true;
+  }
+  return false;
+}
+
 // RSS of a process in KiB.
 long RssKib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -125,15 +141,14 @@ class HostileInputTest : public ::testing::Test {
             nullptr);
       _exit(127);
     }
-    // Ready once the port is taken (the receiver binds without SO_REUSE*).
-    for (int i = 0; i < 100; ++i) {
-      UdpReceiverOptions o2;
-      o2.bind_address = "127.0.0.1";
-      o2.port = port_;
-      if (!UdpReceiver::Open(o2).ok()) return;
+    // Ready once the port is bound (looked up, not probed: a probe's bind
+    // could take the port from the receiver starting up).
+    for (int i = 0; i < 400; ++i) {
+      if (UdpPortBound(port_)) return;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) break;
       usleep(50000);
     }
-    FAIL() << "the receiver never bound port " << port_;
+    FAIL() << "the receiver never bound port " << port_ << ":\n" << Output();
   }
 
   void TearDown() override {
