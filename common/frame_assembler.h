@@ -20,7 +20,8 @@
 // Memory: five frame buffers allocated at construction: one assembling, up
 // to three finished frames queued for the consumer (a swap-synced receiver
 // holds a frame until the wall releases its tick, while the next ones
-// arrive), and the one the consumer holds. Add() never allocates and never
+// arrive), and the one the consumer holds; and the coverage bitmap of the
+// assembling frame (one bit per pixel). Add() never allocates and never
 // logs. One network thread calls Add; TakeReady/TakeFrame may be called
 // from another thread (a renderer): the hand-off takes a lock once per
 // frame, never per packet.
