@@ -86,7 +86,7 @@ inline Outcome ReceivePlaced(const std::vector<Message>& messages, const Packeti
       size_t at = 0;
       for (const iovec& v : pp.message_iov(m)) {
         const size_t k = std::min(v.iov_len, msg.bytes.size() - at);
-        std::memcpy(v.iov_base, msg.bytes.data() + at, k);
+        if (k > 0) std::memcpy(v.iov_base, msg.bytes.data() + at, k);  // an empty message has no data()
         at += k;
       }
       lengths[m] = at;
