@@ -347,9 +347,17 @@ TEST_F(ReceiverTest, StepBackwardsPlayAndLoopOffReachTheStartAndHold) {
 TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   std::thread hostile([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    // Once the streamer listens (its start takes seconds under ASan on a
+    // loaded machine), and it streams.
     std::vector<UniqueFd> idle;
-    for (int i = 0; i < 50; ++i) {
+    for (int tries = 0; idle.empty() && tries < 300; ++tries) {
+      auto fd = ConnectTcp("127.0.0.1", 7470, 1000);
+      if (fd.ok()) idle.push_back(std::move(fd).value());
+      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_FALSE(idle.empty()) << "the streamer never listened";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    for (int i = 1; i < 50; ++i) {
       auto fd = ConnectTcp("127.0.0.1", 7470, 1000);
       if (fd.ok()) idle.push_back(std::move(fd).value());
     }
