@@ -333,7 +333,9 @@ TEST_F(HostileInputTest, EveryBadPacketIsCountedUnderItsReasonAndTheStreamStaysE
         ASSERT_TRUE(legit.Send(hostile[next_hostile].first));
         ++expected[hostile[next_hostile].second];
       }
-      if (i % 3 == 0 && next_foreign < foreign_ssrc.size()) ASSERT_TRUE(legit.Send(foreign_ssrc[next_foreign++]));
+      if (i % 3 == 0 && next_foreign < foreign_ssrc.size()) {
+        ASSERT_TRUE(legit.Send(foreign_ssrc[next_foreign++]));
+      }
       if (i % 4 == 1) {  // the same packet from a second host
         ASSERT_TRUE(second.Send(frames[f][i]));
         ++sent_foreign_source;
