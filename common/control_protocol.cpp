@@ -6,20 +6,24 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace tilestream {
 namespace {
 
 constexpr size_t kMaxWords = 4;
 
 // Splits at spaces; false if there are more than kMaxWords words.
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
 bool Split(std::string_view line, std::array<std::string_view, kMaxWords>* w, size_t* n) {
   *n = 0;
   size_t i = 0;
   while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    while (i < line.size() && IsBlank(line[i])) ++i;
     if (i == line.size()) break;
     size_t end = i;
-    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+    while (end < line.size() && !IsBlank(line[end])) ++end;
     if (*n == kMaxWords) return false;
     (*w)[(*n)++] = line.substr(i, end - i);
     i = end;
@@ -40,9 +44,19 @@ bool Real(std::string_view s, double* out) {
   return ec == std::errc() && end == s.data() + s.size() && !s.empty() && std::isfinite(*out);
 }
 
-std::string Shown(std::string_view s) { return std::string(s.substr(0, 40)) + (s.size() > 40 ? "..." : ""); }
+std::string Shown(std::string_view s) { return Printable(s, 40); }
 
 }  // namespace
+
+std::pair<std::string_view, std::string_view> SplitFirstWord(std::string_view line) {
+  size_t start = 0;
+  while (start < line.size() && IsBlank(line[start])) ++start;
+  size_t end = start;
+  while (end < line.size() && !IsBlank(line[end])) ++end;
+  size_t rest = end;
+  while (rest < line.size() && IsBlank(line[rest])) ++rest;
+  return {line.substr(start, end - start), line.substr(rest)};
+}
 
 std::string_view CommandHelp() {
   return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop on|off | status | "

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/result.h"
 
@@ -35,7 +36,11 @@ struct Command {
   bool on = false;
 };
 
-// Words separated by spaces; case matters ("play", not "PLAY").
+// The first word of `line` and the rest after the blanks that follow it
+// (blanks: spaces and tabs, as everywhere on the control channel).
+std::pair<std::string_view, std::string_view> SplitFirstWord(std::string_view line);
+
+// Words separated by blanks; case matters ("play", not "PLAY").
 Result<Command> ParseCommand(std::string_view line);
 
 // One line per command, for `help`.

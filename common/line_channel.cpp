@@ -106,7 +106,7 @@ bool LineChannel::Receive() {
     if (n > 0) {
       input_.append(buf, static_cast<size_t>(n));
       // A peer may not grow our buffer past one line's limit without a "\n".
-      const size_t newline = input_.find('\n', scanned_);
+      const size_t newline = input_.find_first_of(kLineEnds, scanned_);
       if (newline == std::string::npos) {
         scanned_ = input_.size();
         if (input_.size() > max_line_) {
@@ -130,20 +130,25 @@ bool LineChannel::Receive() {
 }
 
 std::optional<std::string> LineChannel::NextLine() {
-  const size_t newline = input_.find('\n');
-  if (newline == std::string::npos) {
+  // The "\n" of a "\r\n" whose "\r" ended the last line is no line of its own.
+  if (after_cr_ && !input_.empty()) {
+    if (input_[0] == '\n') input_.erase(0, 1);
+    after_cr_ = false;
+  }
+  const size_t end = input_.find_first_of(kLineEnds);
+  if (end == std::string::npos) {
     scanned_ = input_.size();
     return std::nullopt;
   }
-  if (newline > max_line_) {
+  if (end > max_line_) {
     Close("line too long");
     input_.clear();
     return std::nullopt;
   }
-  std::string line = input_.substr(0, newline);
-  input_.erase(0, newline + 1);
+  std::string line = input_.substr(0, end);
+  after_cr_ = input_[end] == '\r';
+  input_.erase(0, end + 1);
   scanned_ = 0;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
   return line;
 }
 

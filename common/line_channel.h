@@ -53,10 +53,14 @@ class LineChannel {
 
   // Reads what the socket has. False once the peer closed or broke a limit.
   bool Receive();
-  // The next whole line, without its "\n" (or "\r\n"); nullopt when none.
+  // The next whole line, without its end ("\n", "\r\n" or a lone "\r":
+  // every client's line end is one); nullopt when none.
   std::optional<std::string> NextLine();
   // A whole line is waiting (NextLine would return one).
-  bool has_line() const { return input_.find('\n') != std::string::npos; }
+  bool has_line() const {
+    const size_t skip = after_cr_ && !input_.empty() && input_[0] == '\n' ? 1 : 0;
+    return input_.find_first_of(kLineEnds, skip) != std::string::npos;
+  }
 
   // Queues `line` and a "\n" and sends what the socket takes now. False once
   // the channel is broken (the line is dropped).
@@ -70,7 +74,9 @@ class LineChannel {
  private:
   UniqueFd fd_;
   std::string input_, output_;
-  size_t scanned_ = 0;  // input_[0, scanned_) holds no "\n"
+  static constexpr const char* kLineEnds = "\r\n";
+  size_t scanned_ = 0;     // input_[0, scanned_) holds no line end
+  bool after_cr_ = false;  // the last line ended with "\r"
   size_t max_line_ = kMaxLineBytes;
   bool broken_ = false;
   std::string why_;

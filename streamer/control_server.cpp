@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/control_protocol.h"
+#include "common/json_text.h"
+
 namespace tilestream {
 namespace {
 
@@ -17,18 +20,6 @@ int64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-
-std::string Error(const std::string& what) { return nlohmann::json{{"ok", false}, {"error", what}}.dump(); }
-
-// "word rest" -> ("word", "rest").
-std::pair<std::string, std::string> SplitWord(const std::string& line) {
-  const size_t start = line.find_first_not_of(' ');
-  if (start == std::string::npos) return {"", ""};
-  const size_t end = line.find(' ', start);
-  if (end == std::string::npos) return {line.substr(start), ""};
-  const size_t rest = line.find_first_not_of(' ', end);
-  return {line.substr(start, end - start), rest == std::string::npos ? "" : line.substr(rest)};
 }
 
 }  // namespace
@@ -97,7 +88,7 @@ void ControlServer::Poll(int64_t timeout_ns) {
   const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * 1'000'000'000;
   for (auto& c : clients_) {
     if (c->node < 0 && c->channel.open() && NowNs() - c->last_input_ns > idle_limit) {
-      c->channel.Send(Error(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
+      c->channel.Send(ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
       c->channel.Close("idle");
     }
   }
@@ -115,7 +106,7 @@ void ControlServer::Accept() {
     c->authorised = token_.empty();
     c->last_input_ns = NowNs();
     if (clients_.size() >= config_.control.max_clients) {
-      c->channel.Send(Error(fmt::format("too many clients (at most {})", config_.control.max_clients)));
+      c->channel.Send(ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));
       continue;
     }
     clients_.push_back(std::move(c));
@@ -141,41 +132,41 @@ void ControlServer::Handle(Client& c, const std::string& line) {
     }
     // Anything else on a sync connection is a command (the receiver's keys).
   }
-  auto [word, rest] = SplitWord(line);
+  const auto [word, rest] = SplitFirstWord(line);
   if (word.empty()) return;
   if (word == "auth" && c.node < 0) {
     if (token_.empty()) {  // nothing to check on this listener
-      c.channel.Send(nlohmann::json{{"ok", true}}.dump());
+      c.channel.Send(OkReply());
       return;
     }
     c.authorised = ConstantTimeEquals(rest, token_);
     if (!c.authorised) {
-      c.channel.Send(Error("wrong token"));
+      c.channel.Send(ErrorReply("wrong token"));
       c.channel.Close("wrong token");
       return;
     }
-    c.channel.Send(nlohmann::json{{"ok", true}}.dump());
+    c.channel.Send(OkReply());
     return;
   }
   if (!c.authorised) {
-    c.channel.Send(Error("this listener needs 'auth TOKEN' first"));
+    c.channel.Send(ErrorReply("this listener needs 'auth TOKEN' first"));
     c.channel.Close("not authorised");
     return;
   }
-  if (word == "sync" && c.node < 0) return Subscribe(c, rest);
-  c.channel.Send(handler_ ? handler_(line) : Error("unknown command: " + word));
+  if (word == "sync" && c.node < 0) return Subscribe(c, std::string(rest));
+  c.channel.Send(handler_ ? handler_(line) : ErrorReply("unknown command: " + Printable(word)));
 }
 
 void ControlServer::Subscribe(Client& c, const std::string& node_name) {
   if (!config_.sync.enabled) {
-    c.channel.Send(Error(fmt::format("swap sync is off (sync.enabled in {})", config_.source)));
+    c.channel.Send(ErrorReply(fmt::format("swap sync is off (sync.enabled in {})", config_.source)));
     return;
   }
   int node = -1;
   for (size_t n = 0; n < config_.nodes.size(); ++n)
     if (config_.nodes[n].name == node_name) node = static_cast<int>(n);
   if (node < 0) {
-    c.channel.Send(Error(fmt::format("no display node '{}' in {}", node_name, config_.source)));
+    c.channel.Send(ErrorReply(fmt::format("no display node '{}' in {}", Printable(node_name), config_.source)));
     return;
   }
   // A restarted receiver may reconnect before its old connection is seen
@@ -193,7 +184,7 @@ void ControlServer::Subscribe(Client& c, const std::string& node_name) {
     sync_->SetMember(t, true);
     tiles.push_back(TileId::FromIndex(t, config_.wall.layout).Name());
   }
-  c.channel.Send(nlohmann::json{{"ok", true}, {"sync", node_name}, {"tiles", tiles}}.dump());
+  c.channel.Send(JsonText({{"ok", true}, {"sync", node_name}, {"tiles", tiles}}));
 }
 
 void ControlServer::Drop(Client& c) {

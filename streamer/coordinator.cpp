@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/control_commands.h"
 #include "common/pacer.h"
 #include "common/playback.h"
 #include "common/sdp.h"
@@ -46,7 +47,7 @@ class Coordinator {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
-    auto server = ControlServer::Open(c_, &sync_, [this](const std::string& line) { return HandleCommand(line); });
+    auto server = ControlServer::Open(c_, &sync_, [this](const std::string& line) { return commands_.Handle(line); });
     if (!server.ok()) {
       fmt::print(stderr, "streamer: {}\n", server.status().message());
       Broadcast(TickCommand::kStop, 0, 0);
@@ -56,6 +57,7 @@ class Coordinator {
     if (!options_.bench) {
       playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */, c_.wall.fps,
                         c_.joystick);
+      commands_.set_playback(&*playback_);
       if (c_.sync.enabled) WaitForDisplayNodes();
     }
     start_ns_ = clock_.NowNs();
@@ -173,7 +175,7 @@ class Coordinator {
     for (uint64_t tick = 0;; ++tick) {
       const int64_t due = start_ns_ + static_cast<int64_t>(tick * kSecond / c_.wall.fps);
       while (clock_.NowNs() < due) {
-        if (stop_->load() || stop_requested_) return true;
+        if (stop_->load() || commands_.stop_requested()) return true;
         Drain();
         if (const Health h = CheckAlive(); h != Health::kAlive) return h == Health::kStopping;
         if (clock_.NowNs() >= next_second) {
@@ -183,8 +185,8 @@ class Coordinator {
         const int64_t now = clock_.NowNs();
         Wait(std::min({due - now, int64_t{2'000'000}, sync_.next_deadline_ns() - now}));
       }
-      if (stop_->load() || stop_requested_ || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
-      tick_ = tick;
+      if (stop_->load() || commands_.stop_requested() || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
+      commands_.set_tick(tick);
       const bool send = playback_->ShouldSend(tick);
       const int32_t step = playback_->read_ahead_step();
       const uint64_t frame = playback_->Advance();
@@ -199,47 +201,10 @@ class Coordinator {
     return true;
   }
 
-  // One line of the control channel (not auth or sync): one JSON line back.
-  std::string HandleCommand(const std::string& line) {
-    auto command = ParseCommand(line);
-    if (!command.ok()) return nlohmann::json{{"ok", false}, {"error", command.status().message()}}.dump();
-    switch (command->kind) {
-      case CommandKind::kHelp:
-        return nlohmann::json{{"ok", true}, {"commands", std::string(CommandHelp())}}.dump();
-      case CommandKind::kStatus:
-        return StatusJson();
-      case CommandKind::kStop:
-        stop_requested_ = true;
-        return nlohmann::json{{"ok", true}, {"stopping", true}}.dump();
-      default:
-        break;
-    }
-    if (!playback_) return nlohmann::json{{"ok", false}, {"error", "benchmark mode: nothing to control"}}.dump();
-    std::string error;
-    if (!playback_->Apply(*command, &error)) return nlohmann::json{{"ok", false}, {"error", error}}.dump();
-    return PlaybackJson().dump();
-  }
-
-  nlohmann::json PlaybackJson() const {
-    nlohmann::json j{{"ok", true}};
-    if (!playback_) {
-      j["state"] = "benchmark";
-      return j;
-    }
-    j["state"] = playback_->playing() ? "playing" : "paused";
-    j["frame"] = playback_->frame();
-    j["frames"] = playback_->frames();
-    j["speed"] = playback_->speed();
-    j["loop"] = playback_->loop();
-    j["scrubbing"] = playback_->scrubbing();
-    j["tick"] = tick_;
-    return j;
-  }
-
-  // The playback state, the swap sync, and per tile the sender's last
-  // second and its receiver's last report.
-  std::string StatusJson() const {
-    nlohmann::json j = PlaybackJson();
+  // What status adds to the playback state: the swap sync, and per tile the
+  // sender's last second and its receiver's last report.
+  void StatusFields(nlohmann::json* out) const {
+    nlohmann::json& j = *out;
     const SyncStats& st = sync_.stats();
     j["sync"] = {{"enabled", c_.sync.enabled}, {"nodes", server_->synced_nodes()}, {"shown", st.presented + st.partial},
                  {"skipped", st.skipped}, {"skew_mean_ms", st.skew_mean_ms()}, {"skew_max_ms", st.skew_max_ns / 1e6}};
@@ -260,13 +225,12 @@ class Coordinator {
       }
       j["tiles"].push_back(tile);
     }
-    return j.dump();
   }
 
   bool RunBench() {
     Broadcast(TickCommand::kHeartbeat, 0, 0);  // go
     int64_t next_second = start_ns_ + kSecond;
-    while (!stop_->load() && !stop_requested_ && !TimeUp()) {
+    while (!stop_->load() && !commands_.stop_requested() && !TimeUp()) {
       Drain();
       if (const Health h = CheckAlive(); h != Health::kAlive) return h == Health::kStopping;
       if (clock_.NowNs() >= next_second) {
@@ -424,8 +388,7 @@ class Coordinator {
   std::vector<SyncEvent> events_;
   std::unique_ptr<ControlServer> server_;
   std::optional<Playback> playback_;  // play mode only
-  bool stop_requested_ = false;       // the control channel's stop
-  uint64_t tick_ = 0;
+  ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
 };
 

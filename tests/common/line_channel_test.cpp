@@ -54,6 +54,18 @@ TEST(LineChannel, JoinsLinesSplitAcrossReadsAndDropsCarriageReturns) {
   EXPECT_EQ(WaitLine(&server), "pause");
 }
 
+TEST(LineChannel, ALoneCarriageReturnEndsALineAndCrLfEndsOnlyOne) {
+  auto [client, server] = Pair();
+  send(client.fd(), "play\rpause\r", 11, 0);
+  EXPECT_EQ(WaitLine(&server), "play");
+  EXPECT_EQ(WaitLine(&server), "pause");
+  send(client.fd(), "\nstatus\r", 8, 0);  // the \n completes the CRLF split across reads
+  EXPECT_EQ(WaitLine(&server), "status");
+  send(client.fd(), "\n\nhelp\n", 7, 0);  // an empty line is a line
+  EXPECT_EQ(WaitLine(&server), "");
+  EXPECT_EQ(WaitLine(&server), "help");
+}
+
 TEST(LineChannel, ClosesOnALineOverTheLimit) {
   auto [client, server] = Pair();
   const std::string huge(kMaxLineBytes + 100, 'x');

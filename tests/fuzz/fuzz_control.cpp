@@ -1,26 +1,53 @@
-// Any line as a control command or a swap-sync line; a parsed command must
-// be in its documented ranges, and playback must survive applying it.
+// The control channel's whole path, line in to reply out: the input is split
+// into lines as the server splits them (any of "\n", "\r\n", "\r"), and each
+// line is parsed as a swap-sync line and as a command, applied to a real
+// playback and answered. Every reply must be one line of valid JSON with a
+// boolean "ok", a parsed command must be in its documented ranges, and
+// playback must stay inside the movie.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "common/control_commands.h"
 #include "common/control_protocol.h"
 #include "common/playback.h"
 #include "common/swap_sync.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view line(reinterpret_cast<const char*>(data), size);
+namespace {
+
+void CheckReply(const std::string& reply) {
+  if (reply.find('\n') != std::string::npos) __builtin_trap();
+  const auto j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean()) __builtin_trap();
+}
+
+void OneLine(std::string_view line, tilestream::ControlCommands* commands, tilestream::Playback* playback) {
   tilestream::ParseSyncReport(line);
   tilestream::ParseSyncEvent(line);
-  auto c = tilestream::ParseCommand(line);
-  if (!c.ok()) return 0;
-  if (!std::isfinite(c->value) || c->value < -64 || c->value > 64 || c->frame < 0) __builtin_trap();
-  tilestream::Playback p(7, 30);
-  std::string error;
-  p.Apply(*c, &error);
-  for (int i = 0; i < 20; ++i)
-    if (p.Advance() >= 7) __builtin_trap();
+  if (auto c = tilestream::ParseCommand(line); c.ok()) {
+    if (!std::isfinite(c->value) || c->value < -64 || c->value > 64 || c->frame < 0) __builtin_trap();
+  }
+  CheckReply(commands->Handle(line));
+  for (int i = 0; i < 3; ++i)
+    if (playback->Advance() >= playback->frames()) __builtin_trap();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  tilestream::Playback playback(7, 30);
+  tilestream::ControlCommands commands([](nlohmann::json* j) { (*j)["tiles"] = nlohmann::json::array(); });
+  commands.set_playback(&playback);
+  for (int lines = 0; !input.empty() && lines < 64; ++lines) {
+    const size_t end = input.find_first_of("\r\n");
+    OneLine(input.substr(0, end), &commands, &playback);
+    if (end == std::string_view::npos) break;
+    input.remove_prefix(end + 1);
+  }
   return 0;
 }
