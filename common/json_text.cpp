@@ -14,6 +14,18 @@ std::string ErrorReply(std::string_view message) {
 
 std::string OkReply() { return JsonText(nlohmann::json{{"ok", true}}); }
 
+bool JsonBool(const nlohmann::json& j, const char* key, bool fallback) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+std::string JsonString(const nlohmann::json& j, const char* key, std::string_view fallback) {
+  if (!j.is_object()) return std::string(fallback);
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+}
+
 std::string Printable(std::string_view text, size_t max_bytes) {
   std::string out;
   const std::string_view shown = text.substr(0, max_bytes);

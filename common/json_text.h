@@ -24,6 +24,11 @@ std::string JsonText(const nlohmann::json& j, int indent = -1);
 std::string ErrorReply(std::string_view message);
 std::string OkReply();
 
+// Fields of a reply from a peer, read without trusting its types: `key` of
+// object `j` when it has that type, else `fallback`. Never throw.
+bool JsonBool(const nlohmann::json& j, const char* key, bool fallback = false);
+std::string JsonString(const nlohmann::json& j, const char* key, std::string_view fallback);
+
 // `text` for a log line or an error message: printable ASCII as it is, every
 // other byte as \xNN, a backslash as \\; at most `max_bytes` of `text`
 // quoted, then "...".

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
+
 namespace tilestream {
 namespace {
 
@@ -79,7 +81,7 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
     }
     // A JSON reply: to auth, or to sync.
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("ok", false)) {
+    if (JsonBool(j, "ok")) {
       if (j.contains("sync")) {
         std::lock_guard lock(mu_);
         subscribed_ = true;
@@ -89,7 +91,7 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
       }
       continue;
     }
-    const std::string error = j.is_object() ? j.value("error", line) : line;
+    const std::string error = Printable(JsonString(j, "error", line), 200);
     if (subscribed()) {  // the reply to a key's command
       fmt::print(stderr, "receiver: {}\n", error);
       continue;

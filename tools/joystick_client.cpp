@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace tilestream {
 namespace {
 
@@ -116,7 +118,7 @@ void JoystickClient::Poll(int timeout_ms) {
     if (channel_.open()) {  // replies: only errors matter
       channel_.Receive();
       while (auto line = channel_.NextLine())
-        if (line->find("\"ok\":false") != std::string::npos) fmt::print(stderr, "joystick: {}\n", *line);
+        if (line->find("\"ok\":false") != std::string::npos) fmt::print(stderr, "joystick: {}\n", Printable(*line, 300));
       if (!channel_.open()) {
         fmt::print("joystick: the streamer went away ({}); reconnecting\n", channel_.why());
         std::fflush(stdout);

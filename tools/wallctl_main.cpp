@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "common/line_channel.h"
 #include "common/wall_config.h"
 
@@ -54,8 +55,8 @@ Result<std::string> Ask(LineChannel* c, const std::string& command, int timeout_
   return *reply;
 }
 
-std::string Table(const nlohmann::json& s) {
-  std::string out = fmt::format("{}  frame {}/{}  speed {}  loop {}  tick {}\n", s.value("state", "?"),
+std::string TableOf(const nlohmann::json& s) {
+  std::string out = fmt::format("{}  frame {}/{}  speed {}  loop {}  tick {}\n", Printable(JsonString(s, "state", "?"), 16),
                                 s.value("frame", 0), s.value("frames", 0), s.value("speed", 0.0),
                                 s.value("loop", false) ? "on" : "off", s.value("tick", 0));
   if (s.contains("sync")) {
@@ -68,14 +69,24 @@ std::string Table(const nlohmann::json& s) {
                      "Gbit/s", "disk MB/s", "errors", "late", "fps", "lost", "incomplete");
   for (const auto& t : s.value("tiles", nlohmann::json::array())) {
     const auto r = t.value("receiver", nlohmann::json::object());
-    out += fmt::format("{:<6} {:>4} {:<8} {:>8.3f} {:>9.1f} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", t.value("tile", "?"),
-                       t.value("rank", 0), t.value("nic", "?"), t.value("gbps", 0.0),
+    out += fmt::format("{:<6} {:>4} {:<8} {:>8.3f} {:>9.1f} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", Printable(JsonString(t, "tile", "?"), 16),
+                       t.value("rank", 0), Printable(JsonString(t, "nic", "?"), 16), t.value("gbps", 0.0),
                        t.value("disk_mbytes_per_s", 0.0), t.value("send_errors", 0), t.value("late_frames", 0),
                        r.empty() ? "-" : std::to_string(r.value("fps", 0)),
                        r.empty() ? "-" : std::to_string(r.value("lost", 0)),
                        r.empty() ? "-" : std::to_string(r.value("incomplete", 0)));
   }
   return out;
+}
+
+// The status table; a reply whose fields have other types than ours (another
+// program on the port, a newer streamer) is said to be one, not a crash.
+std::string Table(const nlohmann::json& s) {
+  try {
+    return TableOf(s);
+  } catch (const nlohmann::json::exception&) {
+    return "(a status reply this wallctl does not understand: " + Printable(JsonText(s), 200) + ")\n";
+  }
 }
 
 }  // namespace
@@ -135,8 +146,8 @@ int main(int argc, char** argv) {
     }
     auto reply = Ask(&channel, "auth " + *token, timeout_ms);
     const auto j = nlohmann::json::parse(reply.ok() ? *reply : "", nullptr, false);
-    if (!reply.ok() || !j.is_object() || !j.value("ok", false)) {
-      fmt::print(stderr, "wallctl: auth refused: {}\n", reply.ok() ? *reply : reply.status().message());
+    if (!reply.ok() || !JsonBool(j, "ok")) {
+      fmt::print(stderr, "wallctl: auth refused: {}\n", reply.ok() ? Printable(*reply, 300) : reply.status().message());
       return 2;
     }
   }
@@ -149,9 +160,11 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "wallctl: {}\n", reply.status().message());
       return 2;
     }
-    fmt::print("{}\n", *reply);
+    // The reply as JSON again (escaped: nothing a server sends reaches the
+    // terminal raw), or quoted if it is not JSON.
     const auto j = nlohmann::json::parse(*reply, nullptr, false);
-    return j.is_object() && j.value("ok", false) ? 0 : 1;
+    fmt::print("{}\n", j.is_discarded() ? Printable(*reply, 4096) : JsonText(j));
+    return JsonBool(j, "ok") ? 0 : 1;
   }
 
   struct sigaction sa {};

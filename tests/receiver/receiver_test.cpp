@@ -3,6 +3,8 @@
 // the store's frame of that tick, with nothing lost.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -390,6 +392,153 @@ TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
   }
 }
 
+
+// Lines with every byte value in command names and arguments, broken UTF-8
+// (overlong, truncated, surrogates), NULs, and each documented command with
+// garbage appended (none of which may parse: no line here pauses or stops).
+std::vector<std::string> HostileControlLines() {
+  std::vector<std::string> lines;
+  for (int b = 0; b < 256; ++b) {
+    const std::string c(1, static_cast<char>(b));
+    lines.push_back(c + "x");
+    lines.push_back("x" + c + "y");
+    lines.push_back("seek " + c);
+    lines.push_back("seek 1" + c + "\xff");
+  }
+  for (const char* utf8 : {"\xc0\xaf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xe2\x82", "\xf0\x9f\x98", "\xed\xa0\x80",
+                           "\xf4\x90\x80\x80", "\xfe\xff", "\x80"}) {
+    lines.push_back(utf8);
+    lines.push_back(std::string("seek ") + utf8);
+    lines.push_back(std::string("status ") + utf8);
+  }
+  lines.push_back(std::string("play\0", 5));
+  lines.push_back(std::string("\0\0\0", 3));
+  lines.push_back(std::string("seek \0" "1", 7));
+  for (const char* command : {"play", "pause", "toggle", "seek 3", "step 1", "speed 1", "loop off", "status", "help",
+                              "axis 0 0.5", "button 0 1", "stop", "sync left"})
+    lines.push_back(std::string(command) + " \xff\xfe\x01junk");
+  return lines;
+}
+
+// The lines the server answers in `bytes`: split at "\r" and "\n" (a CRLF
+// leaves an empty line between), blank lines unanswered.
+size_t AnsweredLines(const std::string& bytes) {
+  size_t n = 0;
+  bool word = false;
+  for (const char c : bytes) {
+    if (c == '\r' || c == '\n') {
+      n += word;
+      word = false;
+    } else if (c != ' ' && c != '\t') {
+      word = true;
+    }
+  }
+  return n;
+}
+
+// Reads lines from `c` until `want` came, it closed, or 60 s passed.
+std::vector<std::string> ReadLines(LineChannel* c, size_t want) {
+  std::vector<std::string> lines;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (lines.size() < want && std::chrono::steady_clock::now() < until) {
+    while (auto line = c->NextLine()) lines.push_back(*line);
+    if (lines.size() >= want || !c->open()) break;
+    pollfd p{c->fd(), POLLIN, 0};
+    poll(&p, 1, 50);
+    c->Receive();
+  }
+  while (auto line = c->NextLine()) lines.push_back(*line);
+  return lines;
+}
+
+bool IsJsonReply(const std::string& line) {
+  const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("ok") && j["ok"].is_boolean();
+}
+
+// A line that is not UTF-8 once made the reply's JSON throw and ended the
+// whole job. Now any bytes, before and after auth, get one JSON reply per
+// line; the job stays up, a well-behaved client is answered, and every tick
+// of the stream reaches every tile.
+TEST_F(ReceiverTest, AnyBytesOnTheControlPortGetOneJsonReplyPerLineAndTheWallPlaysOn) {
+  std::ofstream(dir_ / "token") << "s3cret\n";
+  std::ofstream(config_, std::ios::app) << "[control]\ntoken_file = \"" << (dir_ / "token") << "\"\n"
+                                        << "[sync]\ndeadline_ms = 500\n";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  const std::vector<std::string> lines = HostileControlLines();
+  std::thread hostile([&] {
+    auto connect = [] {
+      for (int tries = 0; tries < 600; ++tries) {  // until the streamer listens
+        if (auto fd = ConnectTcp("127.0.0.1", 7470, 1000); fd.ok()) return LineChannel(std::move(fd).value());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      return LineChannel();
+    };
+    // Before auth: each line is refused with one JSON reply and its connection closed.
+    for (size_t i = 0; i < lines.size(); i += 3) {
+      for (const std::string& line : {lines[i], "auth " + lines[i]}) {
+        LineChannel c = connect();
+        ASSERT_TRUE(c.open()) << "the streamer stopped listening before line " << i;
+        const std::string bytes = line + "\n";
+        (void)!send(c.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        const auto replies = ReadLines(&c, 2);
+        ASSERT_EQ(replies.size(), 1u) << "line " << i;
+        EXPECT_TRUE(IsJsonReply(replies[0])) << replies[0];
+      }
+    }
+    // After auth: every line on one connection, ends "\n", "\r\n" and "\r" in turn.
+    LineChannel c = connect();
+    ASSERT_TRUE(c.open());
+    c.Send("auth s3cret");
+    ASSERT_EQ(ReadLines(&c, 1), std::vector<std::string>{R"({"ok":true})"});
+    // The ticks the wall has shown so far.
+    auto shown = [&c] {
+      c.Send("status");
+      const auto reply = ReadLines(&c, 1);
+      const auto j = nlohmann::json::parse(reply.empty() ? "" : reply[0], nullptr, false);
+      return j.is_object() && j.contains("sync") ? j["sync"].value("shown", uint64_t{0}) : 0;
+    };
+    auto wait_shown = [&](uint64_t n) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (shown() < n && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    };
+    wait_shown(10);  // the wall plays
+    std::string bytes;
+    for (size_t i = 0; i < lines.size(); ++i) bytes += lines[i] + (i % 3 == 0 ? "\n" : i % 3 == 1 ? "\r\n" : "\r");
+    const size_t want = AnsweredLines(bytes) + 1;  // and the "help" that marks the end
+    bytes += "help\n";
+    (void)!send(c.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    const auto replies = ReadLines(&c, want);
+    ASSERT_EQ(replies.size(), want);
+    EXPECT_THAT(replies.back(), ::testing::HasSubstr("\"commands\""));
+    for (const std::string& reply : replies) EXPECT_TRUE(IsJsonReply(reply)) << reply;
+    wait_shown(shown() + 10);  // and plays on
+    // A well-behaved client is answered, then ends the job.
+    const auto [rc, status] = Ctl("status");
+    EXPECT_EQ(rc, 0) << status;
+    EXPECT_THAT(status, ::testing::HasSubstr("\"tiles\""));
+    EXPECT_EQ(Ctl("stop").first, 0);
+  });
+  const auto tx = Stream(100000);  // until the stop above
+  hostile.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  const auto streamer = Report("streamer");
+  const uint64_t presented = streamer["sync"]["presented"];
+  EXPECT_GT(presented, 0u);
+  EXPECT_EQ(streamer["sync"]["skipped"], 0);
+  for (const std::string tag : {"left", "right"}) {
+    const auto report = Report(tag);  // the loop below refers into it
+    for (const auto& t : report["tiles"]) {
+      EXPECT_EQ(t["frames_complete"], presented) << t.dump();
+      EXPECT_EQ(t["lost"], 0) << t.dump();
+    }
+    for (const auto& [tile, frames] : FramesReceived(tag))
+      for (uint64_t f : frames) EXPECT_LT(f, kFrames) << "tile " << tile << ": a frame not in the store";
+  }
+}
 
 // The joystick client, driven by SDL's virtual joystick (no hardware):
 // button 5 steps the paused wall forwards, the stick scrubs while held and
