@@ -7,7 +7,7 @@ namespace tilestream {
 namespace {
 
 constexpr uint64_t kSequenceBase = uint64_t{1} << 40;  // room to go back
-constexpr uint64_t kResyncGap = 16384;  // a bigger jump is a new stream, not loss
+constexpr size_t kMaxHeld = 65536;                     // a UDP payload's headers and pixels
 constexpr uint32_t kRelockStreak = 1000;
 
 // Signed distance between RTP timestamps, modulo 2^32.
@@ -20,49 +20,108 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
       coverage_(size_t{options.tile.width} * options.tile.height),
       seen_(kWindow / 64, 0),
       ssrc_(options.ssrc) {
+  held_bytes_.resize(kHeldSlots * kMaxHeld);
   for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
 }
 
-bool FrameAssembler::AcceptSequence(uint16_t sequence) {
-  auto bit = [this](uint64_t s) -> uint64_t& { return seen_[(s % kWindow) / 64]; };
-  auto mask = [](uint64_t s) { return uint64_t{1} << (s % 64); };
+FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence) const {
+  // On probation or after a jump, the very next one after a held packet
+  // starts its stream, as A.1 asks.
+  auto follows_held = [&](bool jump) {
+    for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
+      const uint16_t next = static_cast<uint16_t>(held_[h].view.rtp.sequence + 1);
+      if (held_[h].valid && held_[h].jump == jump && sequence == next) return h;
+    }
+    return -1;
+  };
   if (!have_sequence_) {
-    have_sequence_ = true;
-    max_sequence_ = kSequenceBase + sequence;
-    std::fill(seen_.begin(), seen_.end(), 0);
-    bit(max_sequence_) |= mask(max_sequence_);
-    return true;
+    const int h = follows_held(false);
+    return {h >= 0 ? Order::kNewStream : Order::kProbation, 0, h};
   }
   // The extended sequence nearest to the highest seen so far.
   uint64_t ext = (max_sequence_ & ~uint64_t{0xffff}) | sequence;
   if (ext + 0x8000 < max_sequence_) ext += 0x10000;
   else if (ext > max_sequence_ + 0x8000) ext -= 0x10000;
+  if (ext > max_sequence_ ? ext - max_sequence_ >= kMaxDropout : max_sequence_ - ext >= kWindow) {
+    const int h = follows_held(true);
+    return {h >= 0 ? Order::kNewStream : Order::kJump, 0, h};
+  }
+  if (ext > max_sequence_) return {Order::kAhead, ext};
+  auto& word = seen_[(ext % kWindow) / 64];
+  if (word & (uint64_t{1} << (ext % 64))) return {Order::kDuplicate, ext};
+  return {Order::kBehind, ext};
+}
 
-  if (ext > max_sequence_) {
-    const uint64_t gap = ext - max_sequence_ - 1;
-    if (gap >= kResyncGap) {  // the sender restarted: start over
-      have_sequence_ = false;
-      return AcceptSequence(sequence);
-    }
-    stats_.lost += gap;
-    if (ext - max_sequence_ >= kWindow) {
-      std::fill(seen_.begin(), seen_.end(), 0);
-    } else {
-      for (uint64_t s = max_sequence_ + 1; s < ext; ++s) bit(s) &= ~mask(s);
-    }
-    max_sequence_ = ext;
+void FrameAssembler::CommitSequence(const SequenceVerdict& v) {
+  auto bit = [this](uint64_t s) -> uint64_t& { return seen_[(s % kWindow) / 64]; };
+  auto mask = [](uint64_t s) { return uint64_t{1} << (s % 64); };
+  const uint64_t ext = v.extended;
+  if (v.order == Order::kBehind) {
     bit(ext) |= mask(ext);
-    return true;
-  }
-  if (max_sequence_ - ext >= kWindow) {  // too old to tell: a very late packet
     ++stats_.reordered;
-    return true;
+    if (stats_.lost > 0) --stats_.lost;  // it was counted lost when the gap appeared
+    return;
   }
-  if (bit(ext) & mask(ext)) return false;
+  stats_.lost += ext - max_sequence_ - 1;
+  if (ext - max_sequence_ >= kWindow) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+  } else {
+    for (uint64_t s = max_sequence_ + 1; s < ext; ++s) bit(s) &= ~mask(s);
+  }
+  max_sequence_ = ext;
   bit(ext) |= mask(ext);
-  ++stats_.reordered;
-  if (stats_.lost > 0) --stats_.lost;  // it was counted lost when the gap appeared
-  return true;
+}
+
+AddResult FrameAssembler::CheckTimestamp(uint32_t ts, Order order) const {
+  const bool ahead = order == Order::kAhead;
+  if (have_frame_ && ts == timestamp_) return AddResult::kOk;
+  if (!have_frame_ && !have_finished_) return ahead ? AddResult::kOk : AddResult::kTimestampOutOfSequence;
+  const int32_t advance = TimestampDelta(ts, have_frame_ ? timestamp_ : finished_timestamp_);
+  if (advance <= 0) return ahead ? AddResult::kTimestampOutOfSequence : AddResult::kLate;
+  return ahead && advance <= kMaxTimestampAdvance ? AddResult::kOk : AddResult::kTimestampOutOfSequence;
+}
+
+void FrameAssembler::Hold(const Rfc4175View& v) {
+  const size_t slot = next_held_++ % kHeldSlots;
+  Held& h = held_[slot];
+  const size_t headers = v.line_headers.size();
+  h.valid = headers + v.pixel_bytes <= kMaxHeld;
+  if (!h.valid) return;
+  h.jump = have_sequence_;
+  std::byte* bytes = held_bytes_.data() + slot * kMaxHeld;
+  std::memcpy(bytes, v.line_headers.data(), headers);
+  std::memcpy(bytes + headers, v.pixels.data(), v.pixel_bytes);
+  h.view = v;
+  h.view.line_headers = {bytes, headers};
+  h.view.pixels = {bytes + headers, v.pixel_bytes};
+}
+
+// Held packet `held` and `v`, which follows it, start a stream (a new one,
+// or the sender restarted): the held one goes first, then `v`, then the
+// other held packets that belong to the stream (it started reordered);
+// those that do not are refused by the usual rules.
+AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in) {
+  const std::array<Held, kHeldSlots> candidates = held_;
+  for (Held& h : held_) h.valid = false;
+  const Held& first = candidates[held];
+  have_sequence_ = true;
+  max_sequence_ = kSequenceBase + static_cast<uint16_t>(first.view.rtp.sequence - 1);
+  std::fill(seen_.begin(), seen_.end(), 0);
+  have_frame_ = have_finished_ = false;
+  --(first.jump ? stats_.sequence_jump : stats_.probation);
+  Admit(first.view, nullptr);
+  const AddResult result = Admit(v, placed_in);
+  for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
+    const Held& other = candidates[h];
+    if (h == held || !other.valid) continue;
+    // Only what can be written or refused now: a packet held again would
+    // overwrite the bytes of the ones still to come.
+    const Order order = JudgeSequence(other.view.rtp.sequence).order;
+    if (order != Order::kAhead && order != Order::kBehind && order != Order::kDuplicate) continue;
+    --(other.jump ? stats_.sequence_jump : stats_.probation);  // counted again by Admit
+    Admit(other.view, nullptr);
+  }
+  return result;
 }
 
 void FrameAssembler::StartFrame(uint32_t timestamp) {
@@ -130,6 +189,10 @@ AddResult FrameAssembler::AddParsed(const Rfc4175View& v, const std::byte* place
 }
 
 AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in) {
+  if (options_.payload_type && v.rtp.payload_type != *options_.payload_type) {
+    ++stats_.wrong_payload_type;
+    return AddResult::kWrongPayloadType;
+  }
   if (ssrc_ && v.rtp.ssrc != *ssrc_) {
     if (!options_.ssrc && ++foreign_streak_ >= kRelockStreak) {
       ssrc_.reset();  // a third-party sender restarted with a new SSRC
@@ -142,25 +205,37 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
   }
   foreign_streak_ = 0;
   if (!ssrc_) ssrc_ = v.rtp.ssrc;
-  if (!AcceptSequence(v.rtp.sequence)) {
-    ++stats_.duplicate;
-    return AddResult::kDuplicate;
+  const SequenceVerdict order = JudgeSequence(v.rtp.sequence);
+  switch (order.order) {
+    case Order::kDuplicate:
+      ++stats_.duplicate;
+      return AddResult::kDuplicate;
+    case Order::kProbation:
+    case Order::kJump:
+      Hold(v);
+      ++(order.order == Order::kJump ? stats_.sequence_jump : stats_.probation);
+      return order.order == Order::kJump ? AddResult::kSequenceJump : AddResult::kProbation;
+    case Order::kNewStream:
+      return AdmitNewStream(order.held, v, placed_in);
+    case Order::kAhead:
+    case Order::kBehind:
+      break;
   }
+  if (const AddResult r = CheckTimestamp(v.rtp.timestamp, order.order); r != AddResult::kOk) {
+    if (r == AddResult::kLate) CommitSequence(order);  // it did arrive: not lost, only too late
+    ++(r == AddResult::kLate ? stats_.late : stats_.timestamp_out_of_sequence);
+    return r;
+  }
+  CommitSequence(order);
+  return Write(v, placed_in);
+}
+
+// Writes an admitted packet into its frame: the frame before it ends first
+// if its marker was lost.
+AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in) {
   const uint32_t ts = v.rtp.timestamp;
-  if (have_frame_ && ts != timestamp_) {
-    if (TimestampDelta(ts, timestamp_) < 0) {
-      ++stats_.late;
-      return AddResult::kLate;
-    }
-    Finish();  // its marker was lost
-  }
-  if (!have_frame_) {
-    if (have_finished_ && TimestampDelta(ts, finished_timestamp_) <= 0) {
-      ++stats_.late;
-      return AddResult::kLate;
-    }
-    StartFrame(ts);
-  }
+  if (have_frame_ && ts != timestamp_) Finish();
+  if (!have_frame_) StartFrame(ts);
   std::vector<std::byte>& frame = buffers_[assembling_];
   if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame);
   // else the kernel put the pixels in place.

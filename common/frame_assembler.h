@@ -1,11 +1,26 @@
 // Frame assembly for one tile on the receiving side: RTP/RFC 4175 packets
 // in, whole frames out, with exact accounting of what the network did.
 //
-// Packets are validated (ParseRfc4175) and filtered (expected SSRC, expected
-// source) before a single pixel is written. A 32-bit sequence count is built
-// from the 16-bit RTP sequence (GStreamer writes 0 in RFC 4175's extended
-// sequence field), so gaps (lost), late arrivals (reordered) and repeats
-// (duplicate) are counted exactly within a window of 1024 packets.
+// Packets are validated (ParseRfc4175) and filtered (payload type, expected
+// SSRC, expected source) before a single pixel is written. A 32-bit sequence
+// count is built from the 16-bit RTP sequence (GStreamer writes 0 in RFC
+// 4175's extended sequence field), so gaps (lost), late arrivals (reordered)
+// and repeats (duplicate) are counted exactly within a window of 1024
+// packets.
+//
+// The sequence is validated as RFC 3550 appendix A.1 does it, so packets
+// that carry the tile's SSRC but not its stream (spoofed, or a stray second
+// sender) are refused instead of ending frames and counting as loss: a new
+// stream is believed after two packets in sequence (probation); a jump of
+// kMaxDropout or more, forwards or more than the window backwards, is held
+// until the packet after it follows it (the sender restarted), else refused;
+// and a packet with a new timestamp may end the frame only if it is ahead
+// in sequence and its timestamp is at most kMaxTimestampAdvance ahead. A
+// refused packet changes no state: it neither moves the sequence nor counts
+// as lost. Packets held on probation or after a jump are kept (copied; four
+// of 64 KiB allocated once) and the one a stream starts from is admitted
+// first once it is believed, so a real stream loses nothing to the checks.
+// See docs/receiver.md.
 //
 // A frame is the packets of one RTP timestamp. It ends at its marker packet
 // or, when the marker was lost, at the first packet of a newer timestamp. A
@@ -17,7 +32,7 @@
 // off a frame with a hole as complete. Packets of an older timestamp arriving
 // after a newer frame started are late: counted, never written.
 //
-// Memory: five frame buffers allocated at construction: one assembling, up
+// Memory: four held packets (256 KiB) and five frame buffers allocated at construction: one assembling, up
 // to three finished frames queued for the consumer (a swap-synced receiver
 // holds a frame until the wall releases its tick, while the next ones
 // arrive), and the one the consumer holds; and the coverage bitmap of the
@@ -49,6 +64,10 @@ enum class AddResult : uint8_t {
   kForeignSource = 3,
   kDuplicate = 4,
   kLate = 5,           // belongs to a frame already finished
+  kWrongPayloadType = 6,
+  kProbation = 7,      // a new stream's first packet, held until the next follows it
+  kSequenceJump = 8,   // beyond the dropout limit: held until the next follows it
+  kTimestampOutOfSequence = 9,  // a new timestamp from a packet not in sequence
 };
 
 struct AssemblerStats {
@@ -60,6 +79,12 @@ struct AssemblerStats {
   uint64_t late = 0;
   uint64_t foreign_ssrc = 0;
   uint64_t foreign_source = 0;
+  // Refused by the sequence rules (never written, never counted as lost);
+  // a held packet admitted later is taken off its count.
+  uint64_t wrong_payload_type = 0;
+  uint64_t probation = 0;
+  uint64_t sequence_jump = 0;
+  uint64_t timestamp_out_of_sequence = 0;
   std::array<uint64_t, static_cast<size_t>(ParseError::kCount)> malformed{};
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;
@@ -76,6 +101,8 @@ struct AssemblerOptions {
   // Accept only this SSRC. Unset: lock onto the first one seen, and onto a
   // new one after 1000 packets in a row of it (a restarted third-party sender).
   std::optional<uint32_t> ssrc;
+  // Accept only this RTP payload type; unset: any.
+  std::optional<uint8_t> payload_type;
   bool show_partial = false;     // publish incomplete frames instead of holding
 };
 
@@ -87,6 +114,14 @@ struct ReadyFrame {
 
 class FrameAssembler {
  public:
+  // RFC 3550 A.1's MAX_DROPOUT: a jump ahead this big or bigger is a new
+  // stream or a stranger, not loss. 3000 is the RFC's; it is two frames of a
+  // 2560x1600 tile at MTU 9000.
+  static constexpr uint64_t kMaxDropout = 3000;
+  // A new frame's timestamp at most this far (10 s at 90 kHz) ahead of the
+  // last one's.
+  static constexpr int32_t kMaxTimestampAdvance = 10 * 90000;
+
   explicit FrameAssembler(const AssemblerOptions& options);
 
   // `from`, if given, must be the host set by ExpectSource (any port).
@@ -130,12 +165,28 @@ class FrameAssembler {
  private:
   static constexpr uint32_t kWindow = 1024;  // sequence numbers remembered
 
-  bool AcceptSequence(uint16_t sequence);  // false: duplicate
+  // Where a packet's sequence number puts it.
+  enum class Order : uint8_t { kAhead, kBehind, kDuplicate, kProbation, kJump, kNewStream };
+  struct SequenceVerdict {
+    Order order;
+    uint64_t extended = 0;  // kAhead, kBehind: its extended sequence
+    int held = -1;          // kNewStream: the held packet it follows
+  };
+  SequenceVerdict JudgeSequence(uint16_t sequence) const;
+  void CommitSequence(const SequenceVerdict& v);
+  // Whether a packet of timestamp ts and this order may go into a frame.
+  AddResult CheckTimestamp(uint32_t ts, Order order) const;
+  void Hold(const Rfc4175View& v);
+  AddResult AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in);
   AddResult Admit(const Rfc4175View& v, const std::byte* placed_in);
+  AddResult Write(const Rfc4175View& v, const std::byte* placed_in);
   void Finish();                           // the assembling frame is done
   void PopQueue(size_t n);                 // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
-  void ResetSequence() { have_sequence_ = false; }
+  void ResetSequence() {
+    have_sequence_ = false;
+    for (Held& h : held_) h.valid = false;
+  }
 
   AssemblerOptions options_;
   AssemblerStats stats_;
@@ -160,10 +211,22 @@ class FrameAssembler {
   size_t high_water_ = 0;        // end of the furthest pixels written into it
   bool have_finished_ = false;
   uint32_t finished_timestamp_ = 0;  // the newest finished frame
-  // Sequence tracking (RFC 3550 appendix A.1 style).
-  bool have_sequence_ = false;
-  uint64_t max_sequence_ = 0;  // extended
+  // Sequence tracking (RFC 3550 appendix A.1).
+  bool have_sequence_ = false;  // a stream is believed
+  uint64_t max_sequence_ = 0;   // extended
   std::vector<uint64_t> seen_;  // bitmap of the last kWindow sequence numbers
+  // Packets held on probation or after a jump, a few so that a stranger's
+  // packets in between cannot push a real stream's out: the next one in
+  // sequence after one of them starts its stream.
+  struct Held {
+    bool valid = false;
+    bool jump = false;  // held after a jump, else on probation
+    Rfc4175View view;   // spans into held_bytes_
+  };
+  static constexpr size_t kHeldSlots = 4;
+  std::array<Held, kHeldSlots> held_{};
+  std::vector<std::byte> held_bytes_;  // kMaxHeld per slot
+  size_t next_held_ = 0;
   bool has_source_ = false;
   SocketAddress source_;
   std::optional<uint32_t> ssrc_;  // configured, or locked onto the first seen

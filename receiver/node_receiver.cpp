@@ -20,7 +20,7 @@ namespace {
 
 struct Totals {
   uint64_t bytes = 0, packets = 0, lost = 0, reordered = 0, duplicate = 0, late = 0, malformed = 0,
-           foreign = 0, complete = 0, incomplete = 0;
+           foreign = 0, out_of_sequence = 0, complete = 0, incomplete = 0;
 };
 
 struct SyncCounts {
@@ -36,7 +36,9 @@ int64_t RealtimeNs() {
 Totals Sum(const TileReceiverStats& s) {
   const AssemblerStats& a = s.assembler;
   return {s.socket.bytes, a.packets, a.lost, a.reordered, a.duplicate, a.late, a.malformed_total(),
-          a.foreign_ssrc + a.foreign_source, a.frames_complete, a.frames_incomplete};
+          a.foreign_ssrc + a.foreign_source,
+          a.wrong_payload_type + a.probation + a.sequence_jump + a.timestamp_out_of_sequence, a.frames_complete,
+          a.frames_incomplete};
 }
 
 }  // namespace
@@ -85,6 +87,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     to.tile_index = t;
     to.assembler.tile = c.wall.tile;
     to.assembler.ssrc = TileSsrc(t);
+    to.assembler.payload_type = c.stream.payload_type;
     to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
     if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
     PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
@@ -270,9 +273,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     const Totals s = Sum(st);
     const std::string name = TileId::FromIndex(indices[i], c.wall.layout).Name();
     fmt::print("tile {:<6} {:8.1f} Mbps  frames {} complete, {} incomplete  packets {}  lost {}  reordered {}  "
-               "duplicate {}  late {}  malformed {}  foreign {}  placed {}  kernel drops {}\n",
+               "duplicate {}  late {}  malformed {}  foreign {}  out of sequence {}  placed {}  kernel drops {}\n",
                name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
-               s.duplicate, s.late, s.malformed, s.foreign, st.placement.placed, st.socket.kernel_drops);
+               s.duplicate, s.late, s.malformed, s.foreign, s.out_of_sequence, st.placement.placed,
+               st.socket.kernel_drops);
     nlohmann::json malformed;
     for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
       if (st.assembler.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
@@ -280,7 +284,11 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
                           {"frames_incomplete", s.incomplete}, {"packets", s.packets}, {"lost", s.lost},
                           {"reordered", s.reordered}, {"duplicate", s.duplicate}, {"late", s.late},
                           {"malformed", malformed}, {"foreign_ssrc", st.assembler.foreign_ssrc},
-                          {"foreign_source", st.assembler.foreign_source}, {"placed", st.placement.placed},
+                          {"foreign_source", st.assembler.foreign_source},
+                          {"wrong_payload_type", st.assembler.wrong_payload_type},
+                          {"probation", st.assembler.probation}, {"sequence_jump", st.assembler.sequence_jump},
+                          {"timestamp_out_of_sequence", st.assembler.timestamp_out_of_sequence},
+                          {"placed", st.placement.placed},
                           {"datagrams", st.socket.datagrams}, {"kernel_drops", st.socket.kernel_drops},
                           {"gathered_bytes", st.placement.gathered}});
   }

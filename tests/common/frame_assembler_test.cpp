@@ -98,7 +98,7 @@ TEST(FrameAssembler, CountsReorderedPacketsNotAsLoss) {
   FrameAssembler a = Make();
   const auto f = PatternFrame(kTile, 3);
   Packets p = FramePackets(f, 1000, 0);
-  std::swap(p[1], p[2]);
+  std::swap(p[2], p[3]);  // once the stream is believed (its start is on probation)
   AddAll(a, p);
   EXPECT_EQ(a.stats().reordered, 1u);
   EXPECT_EQ(a.stats().lost, 0u);
@@ -181,7 +181,8 @@ TEST(FrameAssembler, CountsForeignSsrcAndSource) {
   const sockaddr_storage bad = SocketAddress::Resolve("127.0.0.2", 4000)->storage;
   EXPECT_EQ(a.Add(theirs[0], &good), AddResult::kForeignSsrc);
   EXPECT_EQ(a.Add(mine[0], &bad), AddResult::kForeignSource);
-  for (const auto& p : mine) EXPECT_EQ(a.Add(p, &good), AddResult::kOk);
+  EXPECT_EQ(a.Add(mine[0], &good), AddResult::kProbation);  // held until the next one follows
+  for (size_t i = 1; i < mine.size(); ++i) EXPECT_EQ(a.Add(mine[i], &good), AddResult::kOk);
   EXPECT_EQ(a.stats().foreign_ssrc, 1u);
   EXPECT_EQ(a.stats().foreign_source, 1u);
   EXPECT_TRUE(Shows(*a.TakeReady(), f));
@@ -230,6 +231,95 @@ TEST(FrameAssembler, ARestartedSenderIsANewStreamNotAMillionLostPackets) {
   AddAll(a, FramePackets(PatternFrame(kTile, 13), 500000, 0));  // sequence back to 0
   EXPECT_LT(a.stats().lost, 100u);
   EXPECT_EQ(a.stats().frames_complete, 2u);
+}
+
+// A packet with the tile's own SSRC, random sequence and timestamp: what a
+// spoofer or a stray sender on the port looks like.
+std::vector<std::byte> Spoofed(uint32_t sequence, uint32_t timestamp, uint8_t payload_type = 96) {
+  CraftedPacket p;
+  p.ssrc = 7;
+  p.sequence = sequence & 0xffff;
+  p.timestamp = timestamp;
+  p.payload_type = payload_type;
+  p.marker = (sequence & 1) != 0;
+  p.segments = {{0, 0, 300}};
+  return Craft(p, kTile, std::vector<std::byte>(kTile.frame_bytes(), std::byte{0x66}));
+}
+
+TEST(FrameAssembler, SpoofedSequencesAndTimestampsNeitherEndFramesNorCountAsLoss) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.ssrc = 7;
+  o.payload_type = 96;
+  FrameAssembler a(o);
+  uint32_t random = 12345;
+  auto next = [&random] { return random = random * 1103515245u + 12345u; };
+  uint64_t spoofed = 0;
+  for (uint32_t frame = 0; frame < 200; ++frame) {
+    const auto f = PatternFrame(kTile, 20 + frame % 5);
+    const Packets p = FramePackets(f, 1000 + frame * 3600, 100 + frame * 5);
+    for (size_t i = 0; i < p.size(); ++i) {
+      a.Add(p[i]);
+      // Between every two packets: random, a constant sequence, a wrong type.
+      for (const auto& bad : {Spoofed(next() >> 8, next()), Spoofed(4242, next()), Spoofed(next() >> 8, next(), 97)}) {
+        a.Add(bad);
+        ++spoofed;
+      }
+    }
+    auto r = a.TakeReady();
+    ASSERT_TRUE(r.has_value()) << "frame " << frame;
+    ASSERT_TRUE(r->complete && Shows(*r, f)) << "frame " << frame;
+  }
+  const AssemblerStats& s = a.stats();
+  EXPECT_EQ(s.lost, 0u);
+  EXPECT_EQ(s.frames_complete, 200u);
+  EXPECT_EQ(s.frames_incomplete, 0u);
+  EXPECT_EQ(s.wrong_payload_type, spoofed / 3);
+  EXPECT_EQ(s.duplicate + s.late + s.probation + s.sequence_jump + s.timestamp_out_of_sequence + s.wrong_payload_type,
+            spoofed)
+      << "every spoofed packet refused under a reason of its own";
+}
+
+TEST(FrameAssembler, ANewStreamIsHeldOnProbationAndItsFirstPacketKept) {
+  FrameAssembler a = Make();
+  const auto f = PatternFrame(kTile, 30);
+  const Packets p = FramePackets(f, 1000, 500);
+  EXPECT_EQ(a.Add(p[0]), AddResult::kProbation);
+  EXPECT_EQ(a.stats().probation, 1u);
+  for (size_t i = 1; i < p.size(); ++i) EXPECT_EQ(a.Add(p[i]), AddResult::kOk);
+  EXPECT_EQ(a.stats().probation, 0u) << "admitted after all";
+  EXPECT_EQ(a.stats().packets, p.size());
+  EXPECT_TRUE(Shows(*a.TakeReady(), f));
+}
+
+TEST(FrameAssembler, AJumpIsHeldUntilThePacketAfterItFollows) {
+  FrameAssembler a = Make();
+  AddAll(a, FramePackets(PatternFrame(kTile, 31), 1000, 0));
+  EXPECT_EQ(a.Add(Spoofed(30000, 4600)), AddResult::kSequenceJump);
+  EXPECT_EQ(a.Add(Spoofed(30002, 4600)), AddResult::kSequenceJump) << "not the next one";
+  EXPECT_EQ(a.stats().lost, 0u);
+  const auto f = PatternFrame(kTile, 32);
+  const Packets restarted = FramePackets(f, 900000, 40000);  // a sender that restarted
+  EXPECT_EQ(a.Add(restarted[0]), AddResult::kSequenceJump);
+  for (size_t i = 1; i < restarted.size(); ++i) EXPECT_EQ(a.Add(restarted[i]), AddResult::kOk);
+  EXPECT_EQ(a.stats().sequence_jump, 2u);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_TRUE(Shows(*a.TakeReady(), f));
+}
+
+TEST(FrameAssembler, ANewTimestampOutOfSequenceOrTooFarAheadIsRefused) {
+  FrameAssembler a = Make();
+  const auto f = PatternFrame(kTile, 33);
+  const Packets p = FramePackets(f, 1000, 0);
+  a.Add(p[0]);
+  a.Add(p[1]);
+  EXPECT_EQ(a.Add(Spoofed(3, 1000 + FrameAssembler::kMaxTimestampAdvance + 1)),
+            AddResult::kTimestampOutOfSequence);  // in sequence, too far ahead
+  EXPECT_EQ(a.Add(Spoofed(2000, 0x40000000)), AddResult::kTimestampOutOfSequence);  // ahead, far ahead
+  EXPECT_EQ(a.Add(Spoofed(5, 500)), AddResult::kTimestampOutOfSequence);      // ahead, older timestamp
+  for (size_t i = 2; i < p.size(); ++i) EXPECT_EQ(a.Add(p[i]), AddResult::kOk);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_TRUE(Shows(*a.TakeReady(), f));
 }
 
 TEST(FrameAssembler, TheTakenFrameStaysIntactWhileNewerFramesArrive) {

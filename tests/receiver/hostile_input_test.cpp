@@ -201,7 +201,9 @@ class HostileInputTest : public ::testing::Test {
     for (const auto& [name, n] : t["malformed"].items()) malformed += n.get<uint64_t>();
     EXPECT_EQ(t["datagrams"].get<uint64_t>(),
               t["packets"].get<uint64_t>() + t["duplicate"].get<uint64_t>() + t["late"].get<uint64_t>() + malformed +
-                  t["foreign_ssrc"].get<uint64_t>() + t["foreign_source"].get<uint64_t>())
+                  t["foreign_ssrc"].get<uint64_t>() + t["foreign_source"].get<uint64_t>() +
+                  t["wrong_payload_type"].get<uint64_t>() + t["probation"].get<uint64_t>() +
+                  t["sequence_jump"].get<uint64_t>() + t["timestamp_out_of_sequence"].get<uint64_t>())
         << t.dump();
     const auto logged = testing::ReadFrameLog(dir_ / "rx.txt");
     for (const auto& [ts, sum] : logged.at(0)) {
