@@ -127,6 +127,7 @@ AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v, const s
 void FrameAssembler::StartFrame(uint32_t timestamp) {
   have_frame_ = true;
   timestamp_ = timestamp;
+  extent_ = {};
   coverage_.Clear(high_water_ / kPgroupBytes);
   high_water_ = 0;
   // Partial frames show the previous picture where packets are missing.
@@ -136,9 +137,15 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
     std::memcpy(buffers_[assembling_].data(), buffers_[previous].data(), buffers_[assembling_].size());
 }
 
-void FrameAssembler::Finish() {
+void FrameAssembler::Finish(bool by_marker) {
   const bool complete = coverage_.full();
   ++(complete ? stats_.frames_complete : stats_.frames_incomplete);
+  // Its sender says it is whole, yet it stops short of the tile's edges: a
+  // stream of another size (the marker packet carries the last line).
+  if (!complete && by_marker && !(extent_ == options_.tile)) {
+    ++stats_.frames_wrong_geometry;
+    stats_.arriving = extent_;
+  }
   have_frame_ = false;
   have_finished_ = true;
   finished_timestamp_ = timestamp_;
@@ -174,6 +181,7 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
   Rfc4175View v;
   if (const ParseError e = ParseRfc4175(packet, options_.tile, &v); e != ParseError::kOk) {
     ++stats_.malformed[static_cast<size_t>(e)];
+    if (e == ParseError::kLineBeyondHeight || e == ParseError::kSegmentBeyondWidth) NoteBeyondTile(packet);
     return AddResult::kMalformed;
   }
   return Admit(v, nullptr);
@@ -234,7 +242,7 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
 // if its marker was lost.
 AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in) {
   const uint32_t ts = v.rtp.timestamp;
-  if (have_frame_ && ts != timestamp_) Finish();
+  if (have_frame_ && ts != timestamp_) Finish(/*by_marker=*/false);
   if (!have_frame_) StartFrame(ts);
   std::vector<std::byte>& frame = buffers_[assembling_];
   if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame);
@@ -245,12 +253,27 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
     const size_t first = size_t{h.line} * options_.tile.width + h.offset;
     const size_t count = h.length / kPgroupBytes;
     coverage_.Mark(first, count);
+    extent_.width = std::max<uint32_t>(extent_.width, h.offset + static_cast<uint32_t>(count));
+    extent_.height = std::max<uint32_t>(extent_.height, h.line + 1u);
     high_water_ = std::max(high_water_, (first + count) * kPgroupBytes);
   }
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
-  if (v.rtp.marker) Finish();
+  if (v.rtp.marker) Finish(/*by_marker=*/true);
   return AddResult::kOk;
+}
+
+// A packet beyond the tile: how far the stream really reaches, for the
+// report (rare: a stream of another size, or a broken packet).
+void FrameAssembler::NoteBeyondTile(std::span<const std::byte> packet) {
+  Rfc4175View v;
+  if (ParseRfc4175(packet, {kMaxTileDimension, kMaxTileDimension}, &v) != ParseError::kOk) return;
+  const std::byte* header = v.line_headers.data();
+  for (uint32_t i = 0; i < v.segment_count; ++i, header += kLineHeaderSize) {
+    const LineHeader h = LoadLineHeader(header);
+    stats_.arriving.width = std::max<uint32_t>(stats_.arriving.width, h.offset + h.length / kPgroupBytes);
+    stats_.arriving.height = std::max<uint32_t>(stats_.arriving.height, h.line + 1u);
+  }
 }
 
 std::optional<ReadyFrame> FrameAssembler::TakeReady() {

@@ -88,6 +88,12 @@ struct AssemblerStats {
   std::array<uint64_t, static_cast<size_t>(ParseError::kCount)> malformed{};
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;
+  // A stream of another size than the tile: frames that ended at their
+  // marker short of the tile's right or bottom edge (also incomplete), and
+  // how far what arrives reaches (packets beyond the tile are malformed
+  // line_beyond_height or segment_beyond_width, and widen this too).
+  uint64_t frames_wrong_geometry = 0;
+  TileGeometry arriving;
 
   uint64_t malformed_total() const {
     uint64_t n = 0;
@@ -180,7 +186,8 @@ class FrameAssembler {
   AddResult AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in);
   AddResult Admit(const Rfc4175View& v, const std::byte* placed_in);
   AddResult Write(const Rfc4175View& v, const std::byte* placed_in);
-  void Finish();                           // the assembling frame is done
+  void Finish(bool by_marker);             // the assembling frame is done
+  void NoteBeyondTile(std::span<const std::byte> packet);
   void PopQueue(size_t n);                 // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
   void ResetSequence() {
@@ -209,6 +216,7 @@ class FrameAssembler {
   uint32_t timestamp_ = 0;       // of the assembling frame
   CoverageMap coverage_;         // of the assembling frame
   size_t high_water_ = 0;        // end of the furthest pixels written into it
+  TileGeometry extent_;          // how far its packets reach
   bool have_finished_ = false;
   uint32_t finished_timestamp_ = 0;  // the newest finished frame
   // Sequence tracking (RFC 3550 appendix A.1).

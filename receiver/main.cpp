@@ -9,6 +9,7 @@
 #include "common/preflight.h"
 #include "common/wall_config.h"
 #include "receiver/node_receiver.h"
+#include "receiver/sdp_streams.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -26,6 +27,11 @@ int main(int argc, char** argv) {
   bool headless = false, mosaic = false, span = false, per_tile = false;
   NodeReceiverOptions o;
   app.add_option("--config", config_path, "Wall config (TOML); without: the default loopback wall")
+      ->check(CLI::ExistingFile);
+  std::vector<std::string> sdp_files;
+  app.add_option("--sdp", sdp_files,
+                 "Receive the stream this SDP file describes (repeatable: one tile each, left to right), from any "
+                 "RFC 4175 RGB sender: GStreamer, ffmpeg, our streamer's --sdp-dir; instead of --config")
       ->check(CLI::ExistingFile);
   app.add_option("--layout", layout, "Tiles as COLUMNSxROWS when there is no --config (default 5x3)");
   app.add_option("--node", o.node, "Display node of the config to serve (default: localhost)");
@@ -72,7 +78,20 @@ int main(int argc, char** argv) {
     o.display.window_height = static_cast<int>(size->height);
   }
   WallConfig config;
-  if (!config_path.empty()) {
+  if (!sdp_files.empty()) {
+    if (!config_path.empty() || !layout.empty()) {
+      fmt::print(stderr, "receiver: --sdp describes the streams: no --config or --layout with it\n");
+      return 2;
+    }
+    auto streams = ReadSdpFiles(sdp_files);
+    auto c = streams.ok() ? WallConfigForStreams(*streams, sdp_files) : Result<WallConfig>(streams.status());
+    if (!c.ok()) {
+      fmt::print(stderr, "receiver: {}\n", c.status().message());
+      return 2;
+    }
+    config = std::move(c).value();
+    o.streams = std::move(streams).value();
+  } else if (!config_path.empty()) {
     auto c = LoadWallConfig(config_path);
     if (!c.ok()) {
       fmt::print(stderr, "receiver: {}\n", c.status().message());

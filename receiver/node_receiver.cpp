@@ -41,6 +41,20 @@ Totals Sum(const TileReceiverStats& s) {
           a.frames_incomplete};
 }
 
+// Says once that a tile's stream is not of the tile's size (its frames never
+// complete); returns whether it said so.
+bool SayWrongGeometry(const WallConfig& c, uint32_t tile, const AssemblerStats& a) {
+  const uint64_t beyond = a.malformed[static_cast<size_t>(ParseError::kLineBeyondHeight)] +
+                          a.malformed[static_cast<size_t>(ParseError::kSegmentBeyondWidth)];
+  if (a.frames_wrong_geometry == 0 && beyond == 0) return false;
+  fmt::print(stderr,
+             "receiver: tile {}: the stream does not fit the tile: configured {}x{}, arriving {}x{} "
+             "({} frames ended short of the tile, {} packets beyond it); see tile_width/tile_height in {}\n",
+             TileId::FromIndex(tile, c.wall.layout).Name(), c.wall.tile.width, c.wall.tile.height, a.arriving.width,
+             a.arriving.height, a.frames_wrong_geometry, beyond, c.source);
+  return true;
+}
+
 }  // namespace
 
 int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std::atomic<bool>* stop) {
@@ -88,13 +102,18 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     to.assembler.tile = c.wall.tile;
     to.assembler.ssrc = TileSsrc(t);
     to.assembler.payload_type = c.stream.payload_type;
+    if (t < o.streams.size()) {  // a stream an SDP describes
+      const TileStreamDescription& d = o.streams[t];
+      to.assembler.ssrc = d.ssrc ? std::optional<uint32_t>(d.ssrc) : std::nullopt;
+      to.assembler.payload_type = d.payload_type;
+    }
     to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
     if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
     PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
     plan.tile = c.wall.tile;
     plan.max_payload = c.max_udp_payload();
     plan.packing = c.stream.packing;
-    if (o.placement) to.plan = plan;
+    if (o.placement && o.streams.empty()) to.plan = plan;
     to.socket.bind_address = node->address;
     to.socket.port = c.routes[t].port;
     to.socket.receive_buffer = c.stream.receive_buffer;
@@ -107,6 +126,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
       to.on_frame = [&log_mu, f = log.get()](uint32_t tile, uint32_t ts, uint64_t sum) {
         std::lock_guard lock(log_mu);
         fmt::print(f, "{} {} {:016x}\n", tile, ts, sum);
+        std::fflush(f);  // a line per frame: readable while it runs
       };
     }
     auto r = TileReceiver::Open(std::move(to));
@@ -150,6 +170,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   SyncCounts synced;
   std::vector<SyncEvent> events;
   std::vector<bool> got(tiles.size());
+  std::vector<bool> geometry_said(tiles.size());
   // Shows the released tick on every tile of the node at once, and says when.
   auto present = [&](const SyncEvent& e) {
     if (e.decision == SyncDecision::kSkip) {
@@ -225,7 +246,9 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     const bool synced_now = sync && sync->subscribed();
     const uint64_t shown_now = synced.presented + synced.partial;
     for (size_t i = 0; i < tiles.size(); ++i) {
-      const Totals s = Sum(tiles[i]->Snapshot());
+      const TileReceiverStats st = tiles[i]->Snapshot();
+      const Totals s = Sum(st);
+      if (!geometry_said[i]) geometry_said[i] = SayWrongGeometry(c, indices[i], st.assembler);
       now.bytes += s.bytes, now.lost += s.lost, now.complete += s.complete, now.incomplete += s.incomplete,
           now.malformed += s.malformed;
       // The overlay: what this tile showed and received in the last second.
@@ -288,6 +311,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
                           {"wrong_payload_type", st.assembler.wrong_payload_type},
                           {"probation", st.assembler.probation}, {"sequence_jump", st.assembler.sequence_jump},
                           {"timestamp_out_of_sequence", st.assembler.timestamp_out_of_sequence},
+                          {"frames_wrong_geometry", st.assembler.frames_wrong_geometry},
+                          {"arriving", fmt::format("{}x{}", st.assembler.arriving.width, st.assembler.arriving.height)},
                           {"placed", st.placement.placed},
                           {"datagrams", st.socket.datagrams}, {"kernel_drops", st.socket.kernel_drops},
                           {"gathered_bytes", st.placement.gathered}});

@@ -322,6 +322,39 @@ TEST(FrameAssembler, ANewTimestampOutOfSequenceOrTooFarAheadIsRefused) {
   EXPECT_TRUE(Shows(*a.TakeReady(), f));
 }
 
+// A conformant sender of another size: a smaller stream's frames end at
+// their marker short of the tile's edges, a larger one's lines fall beyond
+// it; both say what arrives.
+TEST(FrameAssembler, AStreamOfAnotherSizeIsCountedAndMeasured) {
+  FrameAssembler a = Make();
+  const TileGeometry small{50, 10};
+  for (uint32_t frame = 0; frame < 3; ++frame) {
+    PacketizerOptions o;
+    o.tile = small;
+    o.max_payload = 1460;
+    o.ssrc = 7;
+    auto p = Packetizer::Create(o);
+    const auto pixels = PatternFrame(small, frame);
+    for (uint32_t i = 0; i < p->packet_count(); ++i) {
+      std::vector<std::byte> packet(p->packet_size(i));
+      p->Build(i, pixels, 1000 + frame * 3600, frame * p->packet_count() + i, packet);
+      a.Add(packet);
+    }
+  }
+  EXPECT_EQ(a.stats().frames_complete, 0u);
+  EXPECT_EQ(a.stats().frames_wrong_geometry, 3u);
+  EXPECT_EQ(a.stats().arriving, small);
+  CraftedPacket big;
+  big.ssrc = 7;
+  big.sequence = 100;
+  big.timestamp = 20000;
+  big.segments = {{25, 0, 300}};  // line 25 of a 20-line tile
+  FrameAssembler b = Make();
+  b.Add(Craft(big, {100, 40}, PatternFrame({100, 40}, 1)));
+  EXPECT_EQ(b.stats().malformed[static_cast<size_t>(ParseError::kLineBeyondHeight)], 1u);
+  EXPECT_EQ(b.stats().arriving, (TileGeometry{100, 26}));
+}
+
 TEST(FrameAssembler, TheTakenFrameStaysIntactWhileNewerFramesArrive) {
   FrameAssembler a = Make();
   const auto f1 = PatternFrame(kTile, 14);

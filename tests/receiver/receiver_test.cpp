@@ -606,7 +606,10 @@ TEST_F(ReceiverTest, AnyBytesOnTheControlPortGetOneJsonReplyPerLineAndTheWallPla
   for (const std::string tag : {"left", "right"}) {
     const auto report = Report(tag);  // the loop below refers into it
     for (const auto& t : report["tiles"]) {
-      EXPECT_EQ(t["frames_complete"], presented) << t.dump();
+      // Every tick shown arrived whole; a frame sent as the stop came may
+      // have arrived without being decided.
+      EXPECT_GE(t["frames_complete"].get<uint64_t>(), presented) << t.dump();
+      EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
       EXPECT_EQ(t["lost"], 0) << t.dump();
     }
     for (const auto& [tile, frames] : FramesReceived(tag))

@@ -1,0 +1,61 @@
+#include "receiver/sdp_streams.h"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace tilestream {
+
+constexpr size_t kMaxSdpBytes = 64 * 1024;
+
+Result<std::vector<TileStreamDescription>> ReadSdpFiles(const std::vector<std::string>& paths) {
+  std::vector<TileStreamDescription> out;
+  for (const std::string& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::NotFound(fmt::format("{}: cannot read this SDP file", path));
+    std::string text;
+    text.resize(kMaxSdpBytes + 1);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxSdpBytes) return Status::InvalidArgument(fmt::format("{}: larger than 64 KiB: not an SDP", path));
+    auto d = ParseSdp(text);
+    if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", path, d.status().message()));
+    if (d->port == 0) return Status::InvalidArgument(fmt::format("{}: the m=video line names no port", path));
+    out.push_back(std::move(d).value());
+  }
+  return out;
+}
+
+Result<WallConfig> WallConfigForStreams(const std::vector<TileStreamDescription>& streams,
+                                        const std::vector<std::string>& paths) {
+  if (streams.empty()) return Status::InvalidArgument("no SDP file");
+  const TileStreamDescription& first = streams[0];
+  WallConfig c;
+  c.source = paths[0];
+  c.wall.layout = {static_cast<uint32_t>(streams.size()), 1};
+  c.wall.tile = first.tile;
+  if (first.fps > 0) c.wall.fps = first.fps;
+  c.sync.enabled = false;
+  DisplayNode node;
+  node.name = "localhost";
+  node.address = first.destination_address.empty() ? "0.0.0.0" : first.destination_address;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const TileStreamDescription& d = streams[i];
+    if (!(d.tile == first.tile))
+      return Status::InvalidArgument(fmt::format("{}: {}x{} stream, but {} is {}x{}: one geometry per receiver", paths[i],
+                                                 d.tile.width, d.tile.height, paths[0], first.tile.width,
+                                                 first.tile.height));
+    if (d.destination_address != first.destination_address)
+      return Status::InvalidArgument(fmt::format("{}: address {}, but {} has {}: one address per receiver", paths[i],
+                                                 d.destination_address, paths[0], first.destination_address));
+    node.tiles.push_back(TileId::FromIndex(static_cast<uint32_t>(i), c.wall.layout));
+    node.ports.push_back(d.port);
+    node.displays.push_back(static_cast<int>(i));
+  }
+  c.nodes = {node};
+  if (Status s = ValidateWallConfig(&c); !s.ok()) return s;
+  return c;
+}
+
+}  // namespace tilestream
