@@ -35,6 +35,7 @@
 #include "tests/support/receiver_path.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/udp_port.h"
 
 namespace tilestream {
 namespace {
@@ -76,22 +77,6 @@ std::string Hex(uint64_t v) {
   char text[17];
   snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
   return text;
-}
-
-// Whether a UDP socket is bound to `port` on this host (/proc/net/udp).
-bool UdpPortBound(uint16_t port) {
-  std::ifstream in("/proc/net/udp");
-  std::string line;
-  std::getline(in, line);  // the header
-  char suffix[8];
-  snprintf(suffix, sizeof suffix, ":%04X", port);
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string slot, local;
-    fields >> slot >> local;
-    if (local.size() >= 5 && local.compare(local.size() - 5, 5, suffix) == 0) return true;
-  }
-  return false;
 }
 
 // RSS of a process in KiB.
@@ -144,7 +129,7 @@ class HostileInputTest : public ::testing::Test {
     // Ready once the port is bound (looked up, not probed: a probe's bind
     // could take the port from the receiver starting up).
     for (int i = 0; i < 400; ++i) {
-      if (UdpPortBound(port_)) return;
+      if (testing::UdpPortBound(port_)) return;
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) break;
       usleep(50000);
     }

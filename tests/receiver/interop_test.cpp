@@ -1,9 +1,13 @@
-// Senders nobody here wrote, live on loopback into `receiver --sdp`:
-// GStreamer's rtpvrawpay (at MTU 1500 and 9000) and ffmpeg's RTP muxer
-// (-f rtp -c:v rawvideo -pix_fmt rgb24). Each also writes the frames it sent
-// to a file; every one must arrive complete and pixel-exact, in order, with
-// nothing counted malformed. Skipped where the programs are missing
-// (scripts/install-deps.sh installs them).
+// Programs nobody here wrote, live on loopback, both ways.
+// Into `receiver --sdp`: GStreamer's rtpvrawpay (at MTU 1500 and 9000) and
+// ffmpeg's RTP muxer (-f rtp -c:v rawvideo -pix_fmt rgb24). Each also writes
+// the frames it sent to a file; every one must arrive complete and
+// pixel-exact, in order, with nothing counted malformed.
+// From `mpirun streamer`: GStreamer's rtpvrawdepay and ffmpeg reading the
+// streamer's SDP (--sdp-dir); every frame they write must be the tile
+// store's frame of that tick.
+// Skipped where the programs are missing (scripts/install-deps.sh installs
+// them).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,11 +23,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/tile_store.h"
 #include "common/udp_socket.h"
 #include "receiver/tile_receiver.h"
+#include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/udp_port.h"
+#include "tools/frame_source.h"
+#include "tools/movie_cutter.h"
 
 namespace tilestream {
 namespace {
@@ -35,11 +44,11 @@ constexpr uint32_t kWidth = 640, kHeight = 400, kFrames = 30;
 
 bool Have(const char* program) { return std::system((std::string("command -v ") + program + " >/dev/null").c_str()) == 0; }
 
-// The checksums of the raw RGB frames in `path`, in order.
-std::vector<std::string> SentChecksums(const std::string& path) {
+// The checksums of the raw RGB frames of `tile` in `path`, in order.
+std::vector<std::string> SentChecksums(const std::string& path, TileGeometry tile = {kWidth, kHeight}) {
   std::ifstream in(path, std::ios::binary);
   std::vector<std::string> out;
-  std::vector<std::byte> frame(size_t{kWidth} * kHeight * 3);
+  std::vector<std::byte> frame(tile.frame_bytes());
   while (in.read(reinterpret_cast<char*>(frame.data()), static_cast<std::streamsize>(frame.size()))) {
     char text[17];
     snprintf(text, sizeof text, "%016llx",
@@ -163,6 +172,117 @@ TEST_F(InteropTest, FfmpegRtpSenderArrivesPixelExact) {
                         dir_);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   ExpectEveryFrameExact(Finish(kFrames));
+}
+
+// Our streamer into other programs: a 1x1 wall of 160x100 tiles, a
+// synthetic store of 8 frames.
+class StreamerInteropTest : public InteropTest {
+ protected:
+  static constexpr TileGeometry kTile{160, 100};
+  static constexpr uint64_t kStoreFrames = 8;
+
+  void SetUp() override {
+    InteropTest::SetUp();
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    WallSettings wall;
+    wall.layout = {1, 1};
+    wall.tile = kTile;
+    wall.fps = 25;
+    auto source = MakeSyntheticSource(wall, kStoreFrames, 3, true);
+    CutOptions co;
+    co.wall = wall;
+    co.out_dir = dir_ / "movie";
+    co.progress = false;
+    ASSERT_TRUE(CutMovie(**source, co).ok());
+    manifest_ = *OpenTileStore(dir_ / "movie");
+    std::ofstream(dir_ / "wall.toml") << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+                                         "[stream]\nmtu = 1500\n[sync]\nenabled = false\n"
+                                         "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
+                                         "ports = [" << port_ << "]\n";
+  }
+
+  testing::ProcessResult Stream(uint64_t ticks, const std::string& extra = "") {
+    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + (dir_ / "wall.toml") +
+                     " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q " + extra,
+                 dir_);
+  }
+
+  // Starts `command` in the background (its own process group); returns
+  // once it has bound the tile's port.
+  void StartListener(const std::string& command) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + (dir_ / "listener.out") + " 2>&1").c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 600 && !testing::UdpPortBound(port_); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(testing::UdpPortBound(port_)) << "never bound port " << port_;
+  }
+
+  // Waits (bounded) until `path` holds `frames` frames, then ends the
+  // listener with `signal` and waits for it.
+  void StopListener(const std::string& path, size_t frames, int signal) {
+    for (int i = 0; i < 600 && SentChecksums(path, kTile).size() < frames; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(-pid_, signal);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  // The frames written are the store's, tick after tick: frame f, f+1, ...
+  // (mod its length) from the store frame f the first one is.
+  void ExpectStoreFrames(const std::string& path, size_t frames) {
+    const auto got = SentChecksums(path, kTile);
+    ASSERT_EQ(got.size(), frames) << Output("listener.out");
+    uint64_t first = 0;
+    while (first < kStoreFrames && testing::StoreFrameChecksum(manifest_, 0, first) != got[0]) ++first;
+    ASSERT_LT(first, kStoreFrames) << "the first frame written is no frame of the store";
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_EQ(got[k], testing::StoreFrameChecksum(manifest_, 0, (first + k) % kStoreFrames)) << "frame " << k;
+  }
+
+  std::string Output(const std::string& name) {
+    std::ifstream in(dir_ / name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  MovieManifest manifest_;
+};
+
+TEST_F(StreamerInteropTest, GstreamerRtpvrawdepayReceivesTheStoresFrames) {
+  if (!Have("gst-launch-1.0")) GTEST_SKIP() << "no gst-launch-1.0 (gstreamer1.0-tools)";
+  StartListener("gst-launch-1.0 -e udpsrc port=" + std::to_string(port_) +
+                " caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=RGB,"
+                "depth=(string)8,width=(string)160,height=(string)100,payload=96\" ! rtpvrawdepay ! "
+                "video/x-raw,format=RGB ! filesink location=" + (dir_ / "got.rgb"));
+  const auto tx = Stream(20);
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopListener(dir_ / "got.rgb", 20, SIGINT);  // -e: EOS on SIGINT, the file is whole
+  ExpectStoreFrames(dir_ / "got.rgb", 20);
+}
+
+TEST_F(StreamerInteropTest, FfmpegReadingTheStreamersSdpReceivesTheStoresFrames) {
+  if (!Have("ffmpeg")) GTEST_SKIP() << "no ffmpeg";
+  // The SDP the streamer writes for the tile (one tick to write it), then
+  // ffmpeg opened on it before the stream starts.
+  const auto sdp = Stream(1, "--sdp-dir " + (dir_ / "sdp"));
+  ASSERT_EQ(sdp.exit_code, 0) << sdp.output;
+  StartListener("ffmpeg -hide_banner -loglevel warning -protocol_whitelist file,udp,rtp -i " +
+                (dir_ / "sdp/tile_r0c0.sdp") + " -frames:v 20 -f rawvideo -pix_fmt rgb24 " + (dir_ / "got.rgb"));
+  const auto tx = Stream(30);
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopListener(dir_ / "got.rgb", 20, SIGTERM);  // it ends by itself after 20 frames
+  ExpectStoreFrames(dir_ / "got.rgb", 20);
 }
 
 }  // namespace
