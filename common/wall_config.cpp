@@ -61,7 +61,7 @@ void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* 
 }
 
 void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
-  r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic"});
+  r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic", "sdp", "any_ssrc"});
   r.String(t, path, "name", &node->name);
   r.String(t, path, "address", &node->address);
   r.String(t, path, "nic", &node->nic);
@@ -82,6 +82,18 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
     const auto v = e.value_exact<int64_t>();
     if (!v || *v < 0 || *v > 255) return r.Error(&e, key, "expected a display index 0..255");
     node->displays.push_back(static_cast<int>(*v));
+  });
+  r.Array(t, path, "sdp", [&](const toml::node& e, const std::string& key) {
+    const auto v = e.value<std::string>();
+    if (!v || v->size() > 4096) return r.Error(&e, key, "expected the path of an SDP file, or \"\" for our own stream");
+    node->sdp.push_back(*v);
+  });
+  r.Array(t, path, "any_ssrc", [&](const toml::node& e, const std::string& key) {
+    const auto s = e.value<std::string>();
+    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
+    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
+    if (!id.ok()) return r.Error(&e, key, id.status().message());
+    node->any_ssrc.push_back(*id);
   });
   if (node->name.empty()) r.Error(&t, path + ".name", "every [[node]] needs a name");
   if (node->address.empty()) r.Error(&t, path + ".address", "every [[node]] needs an address");
@@ -241,6 +253,13 @@ Status ValidateWallConfig(WallConfig* config) {
     if (!node.displays.empty() && node.displays.size() != node.tiles.size())
       fail(key + ".displays",
            fmt::format("{} displays for {} tiles", node.displays.size(), node.tiles.size()));
+    if (!node.sdp.empty() && node.sdp.size() != node.tiles.size())
+      fail(key + ".sdp", fmt::format("{} SDP files for {} tiles (\"\" for a tile of our own stream)",
+                                     node.sdp.size(), node.tiles.size()));
+    for (const TileId& id : node.any_ssrc) {
+      if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
+        fail(key + ".any_ssrc", fmt::format("tile {} is not one of this node's tiles", id.Name()));
+    }
     int nic = -1;
     if (!node.nic.empty()) {
       auto it = nic_index.find(node.nic);
@@ -269,6 +288,8 @@ Status ValidateWallConfig(WallConfig* config) {
       TileRoute& route = c.routes[t];
       route.node = static_cast<uint32_t>(n);
       route.display = i < node.displays.size() ? node.displays[i] : static_cast<int>(i);
+      route.sdp = i < node.sdp.size() ? node.sdp[i] : "";
+      route.any_ssrc = std::find(node.any_ssrc.begin(), node.any_ssrc.end(), id) != node.any_ssrc.end();
       if (i < node.ports.size()) {
         route.port = node.ports[i];
       } else if (uint32_t{s.port_base} + t > 65535) {

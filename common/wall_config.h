@@ -60,6 +60,9 @@ struct DisplayNode {
   std::vector<uint16_t> ports;    // per tile
   std::vector<int> displays;      // per tile: SDL display index
   std::string nic;                // pins the node's tiles to this NIC; empty: balanced
+  // Tiles fed by another sender than our streamer (docs/config.md):
+  std::vector<std::string> sdp;   // per tile: an SDP file describing its stream, or ""
+  std::vector<TileId> any_ssrc;   // these tiles accept any SSRC (lock onto the first sender)
 };
 
 struct ControlSettings {
@@ -107,6 +110,8 @@ struct TileRoute {
   uint16_t port = 0;
   int display = 0;
   uint32_t nic = 0;   // index into WallConfig::nics
+  std::string sdp;    // the SDP file describing its stream (as written in the config), or ""
+  bool any_ssrc = false;
 };
 
 struct WallConfig {

@@ -90,7 +90,6 @@ int main(int argc, char** argv) {
       return 2;
     }
     config = std::move(c).value();
-    o.streams = std::move(streams).value();
   } else if (!config_path.empty()) {
     auto c = LoadWallConfig(config_path);
     if (!c.ok()) {

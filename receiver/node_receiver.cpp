@@ -14,6 +14,7 @@
 #include "receiver/node_display.h"
 #include "receiver/sync_client.h"
 #include "receiver/tile_receiver.h"
+#include "receiver/tile_source.h"
 
 namespace tilestream {
 namespace {
@@ -97,28 +98,28 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   std::vector<uint32_t> indices;
   for (uint32_t t = 0; t < c.tile_count(); ++t) {
     if (c.routes[t].node != node_index) continue;
+    auto source = ResolveTileSource(c, t);
+    if (!source.ok()) {
+      fmt::print(stderr, "receiver: {}\n", source.status().message());
+      return 2;
+    }
     TileReceiverOptions to;
     to.tile_index = t;
     to.assembler.tile = c.wall.tile;
-    to.assembler.ssrc = TileSsrc(t);
-    to.assembler.payload_type = c.stream.payload_type;
-    if (t < o.streams.size()) {  // a stream an SDP describes
-      const TileStreamDescription& d = o.streams[t];
-      to.assembler.ssrc = d.ssrc ? std::optional<uint32_t>(d.ssrc) : std::nullopt;
-      to.assembler.payload_type = d.payload_type;
-    }
+    to.assembler.ssrc = source->ssrc;
+    to.assembler.payload_type = source->payload_type;
     to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
     if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
     PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
     plan.tile = c.wall.tile;
     plan.max_payload = c.max_udp_payload();
     plan.packing = c.stream.packing;
-    if (o.placement && o.streams.empty()) to.plan = plan;
+    if (o.placement && source->ours) to.plan = plan;
     to.socket.bind_address = node->address;
     to.socket.port = c.routes[t].port;
     to.socket.receive_buffer = c.stream.receive_buffer;
     const Nic& nic = c.nics[c.routes[t].nic];
-    if (!nic.address.empty()) {
+    if (!nic.address.empty() && source->ours) {
       auto source = SocketAddress::Resolve(nic.address, 0);
       if (source.ok()) to.expected_source = *source;
     }

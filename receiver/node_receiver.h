@@ -8,9 +8,7 @@
 
 #include <atomic>
 #include <string>
-#include <vector>
 
-#include "common/sdp.h"
 #include "common/wall_config.h"
 #include "receiver/node_display.h"
 
@@ -28,10 +26,6 @@ struct NodeReceiverOptions {
   NodeDisplayOptions display{DisplayMode::kHeadless};
   bool overlay = false;       // start with the overlay shown
   std::string screenshot;     // save the last picture here (PPM; one file per window)
-  // Streams from SDP files (receiver/sdp_streams.h), one per tile in tile
-  // order: each tile takes its SDP's SSRC (any, when it names none) and
-  // payload type, and is copied, not placed. Empty: our streamer's tiles.
-  std::vector<TileStreamDescription> streams;
 };
 
 // Returns the process exit code.

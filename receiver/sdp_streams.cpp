@@ -1,5 +1,6 @@
 #include "receiver/sdp_streams.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -52,6 +53,7 @@ Result<WallConfig> WallConfigForStreams(const std::vector<TileStreamDescription>
     node.tiles.push_back(TileId::FromIndex(static_cast<uint32_t>(i), c.wall.layout));
     node.ports.push_back(d.port);
     node.displays.push_back(static_cast<int>(i));
+    node.sdp.push_back(std::filesystem::absolute(paths[i]).string());
   }
   c.nodes = {node};
   if (Status s = ValidateWallConfig(&c); !s.ok()) return s;

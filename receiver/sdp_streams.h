@@ -20,7 +20,8 @@ namespace tilestream {
 Result<std::vector<TileStreamDescription>> ReadSdpFiles(const std::vector<std::string>& paths);
 
 // A one-row wall of these streams on one node "localhost" at their
-// destination address. They must share one geometry and one address.
+// destination address, each tile naming its SDP file (receiver/tile_source.h
+// reads them again). They must share one geometry and one address.
 Result<WallConfig> WallConfigForStreams(const std::vector<TileStreamDescription>& streams,
                                         const std::vector<std::string>& paths);
 

@@ -101,6 +101,26 @@ TEST(WallConfig, PortsAndDisplaysCanBeGivenPerTile) {
   EXPECT_EQ(c->routes[1].port, 50001);
 }
 
+TEST(WallConfig, ATileCanTakeAnSdpFileOrAnySsrc) {
+  auto c = ParseWallConfig(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nsdp = [\"gst.sdp\"]\nany_ssrc = [\"r0c0\"]"),
+                           "wall.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->routes[0].sdp, "gst.sdp");
+  EXPECT_TRUE(c->routes[0].any_ssrc);
+  EXPECT_EQ(c->routes[1].sdp, "");
+  EXPECT_FALSE(c->routes[1].any_ssrc);
+}
+
+TEST(WallConfig, RejectsAnSdpListThatIsNotOnePerTile) {
+  EXPECT_THAT(Error(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nsdp = [\"a.sdp\", \"b.sdp\"]")),
+              HasSubstr("2 SDP files for 1 tiles"));
+}
+
+TEST(WallConfig, RejectsAnySsrcForATileOfAnotherNode) {
+  EXPECT_THAT(Error(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nany_ssrc = [\"r0c1\"]")),
+              HasSubstr("any_ssrc: tile r0c1 is not one of this node's tiles"));
+}
+
 TEST(WallConfig, MessageNamesFileLineAndKey) {
   const std::string e = Error(With("tile_width = 64", "tile_width = 0"));
   EXPECT_THAT(e, HasSubstr("wall.toml:5: wall.tile_width: 0 is outside 1..32767"));

@@ -83,12 +83,14 @@ class InteropTest : public ::testing::Test {
     }
   }
 
-  // `receiver --sdp FILE` until Finish(); ready once it says which port it serves.
-  void StartReceiver(const std::string& sdp) {
+  // `receiver --sdp FILE` (or other arguments that say what to receive)
+  // until Finish(); ready once it says which port it serves.
+  void StartReceiver(const std::string& sdp, const std::string& arguments = "") {
     pid_ = fork();
     if (pid_ == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec " + testing::ReceiverPath() + " --sdp " + sdp + " --headless -q --json " + (dir_ / "rx.json") +
+            ("exec " + testing::ReceiverPath() + " " + (arguments.empty() ? "--sdp " + sdp : arguments) +
+             " --headless -q --json " + (dir_ / "rx.json") +
              " --frame-log " + (dir_ / "rx.txt") + " > " + (dir_ / "rx.out") + " 2>&1")
                 .c_str(),
             nullptr);
@@ -132,12 +134,24 @@ class InteropTest : public ::testing::Test {
     EXPECT_EQ(t.value("lost", 1), 0) << t.dump();
   }
 
-  void GstreamerAtMtu(int mtu) {
+  // A wall config of one 640x400 tile on this test's port, with `extra`
+  // keys in its node table.
+  std::string Config(const std::string& extra) {
+    std::ofstream(dir_ / "wall.toml") << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 640\ntile_height = 400\n"
+                                         "[sync]\nenabled = false\n"
+                                         "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
+                                         "ports = [" << port_ << "]\n" << extra << "\n";
+    return "--config " + (dir_ / "wall.toml");
+  }
+
+  // GStreamer at `mtu` into the receiver: by an SDP we write for it, or with
+  // `arguments` for the receiver.
+  void GstreamerAtMtu(int mtu, const std::string& arguments = "") {
     if (!Have("gst-launch-1.0")) GTEST_SKIP() << "no gst-launch-1.0 (gstreamer1.0-tools)";
     std::ofstream(dir_ / "in.sdp") << "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=gst\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
                                    << "m=video " << port_ << " RTP/AVP 96\r\na=rtpmap:96 raw/90000\r\n"
                                    << "a=fmtp:96 sampling=RGB; width=640; height=400; depth=8\r\n";
-    StartReceiver(dir_ / "in.sdp");
+    StartReceiver(dir_ / "in.sdp", arguments);
     const auto tx = Shell("gst-launch-1.0 -q videotestsrc num-buffers=30 pattern=ball ! "
                           "video/x-raw,format=RGB,width=640,height=400,framerate=30/1 ! tee name=t ! queue ! "
                           "rtpvrawpay mtu=" + std::to_string(mtu) + " ! udpsink host=127.0.0.1 port=" +
@@ -155,6 +169,16 @@ class InteropTest : public ::testing::Test {
 TEST_F(InteropTest, GstreamerRtpvrawpayAtMtu1500ArrivesPixelExact) { GstreamerAtMtu(1500); }
 
 TEST_F(InteropTest, GstreamerRtpvrawpayAtMtu9000ArrivesPixelExact) { GstreamerAtMtu(9000); }
+
+// The wall config's per-tile keys: a tile that accepts any SSRC, and a
+// tile that takes its stream from an SDP file.
+TEST_F(InteropTest, GstreamerIntoAConfigTileThatAcceptsAnySsrcArrivesPixelExact) {
+  GstreamerAtMtu(9000, Config("any_ssrc = [\"r0c0\"]"));
+}
+
+TEST_F(InteropTest, GstreamerIntoAConfigTileWithAnSdpFileArrivesPixelExact) {
+  GstreamerAtMtu(1500, Config("sdp = [\"in.sdp\"]"));
+}
 
 TEST_F(InteropTest, FfmpegRtpSenderArrivesPixelExact) {
   if (!Have("ffmpeg")) GTEST_SKIP() << "no ffmpeg";
