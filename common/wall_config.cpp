@@ -219,7 +219,9 @@ Status ValidateWallConfig(WallConfig* config) {
   const uint32_t tiles = c.tile_count();
   if (c.nics.empty()) c.nics.push_back(Nic{"default", "", -1, 10});
   if (c.nodes.empty()) {
-    DisplayNode local{"localhost", "127.0.0.1", {}, {}, {}, ""};
+    DisplayNode local;
+    local.name = "localhost";
+    local.address = "127.0.0.1";
     for (uint32_t i = 0; i < tiles; ++i) local.tiles.push_back(TileId::FromIndex(i, w.layout));
     c.nodes.push_back(std::move(local));
   }

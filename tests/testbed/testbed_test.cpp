@@ -21,6 +21,7 @@
 #include "tests/support/frame_log.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
 
@@ -75,7 +76,18 @@ class TestbedTest : public ::testing::Test {
       _exit(127);
     }
     receivers_.push_back(pid);
+    // Ready once it lists its tiles: their sockets are open (under ASan on
+    // a loaded machine that took more than the second once waited here).
+    const std::string out = dir_ / (node + ".out");
+    const size_t tiles = config_.nodes[NodeIndex(node)].tiles.size();
+    EXPECT_TRUE(testing::WaitFor([&] { return testing::FileContains(out, " <- ", tiles); })) << node;
     return pid;
+  }
+
+  size_t NodeIndex(const std::string& node) const {
+    for (size_t n = 0; n < config_.nodes.size(); ++n)
+      if (config_.nodes[n].name == node) return n;
+    return 0;
   }
 
   // Streams `ticks` ticks of the movie through the testbed; the job's output.
@@ -105,7 +117,6 @@ class TestbedTest : public ::testing::Test {
 
 TEST_F(TestbedTest, TilesLeaveThroughTheirNicsAndArriveChecksumExact) {
   for (const DisplayNode& n : config_.nodes) StartReceiver(n.name);
-  sleep(1);
   std::map<std::string, uint64_t> before;
   for (const Nic& nic : config_.nics) before[nic.name] = TxBytes(nic.name);
   const auto tx = Stream();
@@ -166,7 +177,6 @@ TEST_F(TestbedTest, LossAndDuplicatesOnOneLinkShowOnlyOnThatNodesTiles) {
       dir_);
   ASSERT_EQ(rules.exit_code, 0) << rules.output;
   for (const DisplayNode& n : config_.nodes) StartReceiver(n.name);
-  sleep(1);
   // 150 ticks: ~1200 GSO sends to tile01, so nft hits some with certainty.
   constexpr uint64_t kFaultTicks = 150;
   const auto tx = Stream(kFaultTicks);
