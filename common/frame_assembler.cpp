@@ -21,6 +21,9 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
       seen_(kWindow / 64, 0),
       ssrc_(options.ssrc) {
   held_bytes_.resize(kHeldSlots * kMaxHeld);
+  options_.queue_depth = std::clamp<size_t>(options_.queue_depth, 1, 16);
+  queue_.resize(options_.queue_depth);
+  buffers_.resize(options_.queue_depth + 2);
   for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
 }
 
@@ -153,7 +156,7 @@ void FrameAssembler::Finish(bool by_marker) {
   // Queue the assembled buffer (a full queue drops its oldest frame) and
   // assemble next into one that is neither queued nor the consumer's.
   std::lock_guard lock(handoff_mu_);
-  if (queued_ == kQueue) PopQueue(1);
+  if (queued_ == queue_.size()) PopQueue(1);
   queue_[queued_++] = {assembling_, {buffers_[assembling_].data(), timestamp_, complete}};
   just_finished_ = queue_[queued_ - 1].info;
   has_just_finished_ = true;

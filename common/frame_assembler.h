@@ -32,8 +32,9 @@
 // off a frame with a hole as complete. Packets of an older timestamp arriving
 // after a newer frame started are late: counted, never written.
 //
-// Memory: four held packets (256 KiB) and five frame buffers allocated at construction: one assembling, up
-// to three finished frames queued for the consumer (a swap-synced receiver
+// Memory: four held packets (256 KiB) and queue_depth + 2 frame buffers
+// (five by default) allocated at construction: one assembling, up to
+// queue_depth finished frames queued for the consumer (a swap-synced receiver
 // holds a frame until the wall releases its tick, while the next ones
 // arrive), and the one the consumer holds; and the coverage bitmap of the
 // assembling frame (one bit per pixel). Add() never allocates and never
@@ -110,6 +111,9 @@ struct AssemblerOptions {
   // Accept only this RTP payload type; unset: any.
   std::optional<uint8_t> payload_type;
   bool show_partial = false;     // publish incomplete frames instead of holding
+  // Finished frames kept for the consumer (1..16): a swap-synced receiver
+  // needs as many as arrive between a frame and the release of its tick.
+  size_t queue_depth = 3;
 };
 
 struct ReadyFrame {
@@ -197,7 +201,6 @@ class FrameAssembler {
 
   AssemblerOptions options_;
   AssemblerStats stats_;
-  static constexpr size_t kQueue = 3;  // finished frames waiting for the consumer
   struct Queued {
     int buffer;
     ReadyFrame info;
@@ -206,9 +209,9 @@ class FrameAssembler {
   // Indices into buffers_. handoff_mu_ guards consumer_, queue_ and
   // queued_ (assembling_ is the network thread's alone).
   std::mutex handoff_mu_;
-  std::array<std::vector<std::byte>, kQueue + 2> buffers_;
+  std::vector<std::vector<std::byte>> buffers_;  // queue_depth + 2
   int assembling_ = 0, consumer_ = -1;
-  std::array<Queued, kQueue> queue_{};  // oldest first
+  std::vector<Queued> queue_;  // queue_depth, oldest first
   size_t queued_ = 0;
   ReadyFrame just_finished_;  // the network thread's copy
   bool has_just_finished_ = false;

@@ -1,6 +1,8 @@
 #include "receiver/node_receiver.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -40,6 +42,15 @@ Totals Sum(const TileReceiverStats& s) {
           a.foreign_ssrc + a.foreign_source,
           a.wrong_payload_type + a.probation + a.sequence_jump + a.timestamp_out_of_sequence, a.frames_complete,
           a.frames_incomplete};
+}
+
+// Frames a synced tile keeps for the release of their tick: as many as
+// arrive until a tick's deadline, and one more. A longer deadline
+// ([sync] deadline_ms) that the queue did not follow dropped frames the
+// wall then released: "missing" on a loaded machine.
+size_t SyncQueueDepth(const WallConfig& c) {
+  const double frames = static_cast<double>(c.sync.deadline_after_tick_ns(c.wall.fps)) * c.wall.fps / 1e9;
+  return std::clamp<size_t>(static_cast<size_t>(std::ceil(frames)) + 1, 3, 16);
 }
 
 // Says once that a tile's stream is not of the tile's size (its frames never
@@ -109,6 +120,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     to.assembler.ssrc = source->ssrc;
     to.assembler.payload_type = source->payload_type;
     to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
+    if (sync) to.assembler.queue_depth = SyncQueueDepth(c);
     if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
     PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
     plan.tile = c.wall.tile;

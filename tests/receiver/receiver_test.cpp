@@ -134,6 +134,14 @@ class ReceiverTest : public ::testing::Test {
     return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
   }
 
+  // Waits (bounded) until the streamer of this test plays tick `tick`.
+  bool WaitForTick(int64_t tick) {
+    return testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      return j.is_object() && j.value("tick", int64_t{-1}) >= tick;
+    });
+  }
+
   // The store's frame index of each checksum of tile `tile`.
   std::map<std::string, uint64_t> FrameOfChecksum(uint32_t tile) {
     std::map<std::string, uint64_t> m;
@@ -217,19 +225,20 @@ TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {
 TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverStall) {
   const pid_t left = StartReceiver("left", "left");
   const pid_t right = StartReceiver("right", "right-1");
-  constexpr uint64_t kLong = 100;  // 4 s at 25 fps
+  constexpr uint64_t kLong = 150;  // 6 s at 25 fps
+  pid_t again = -1;
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ASSERT_TRUE(WaitForTick(30)) << "the wall never played";  // mid-stream
     kill(right, SIGKILL);
     waitpid(right, nullptr, 0);
-    const pid_t again = StartReceiver("right", "right-2");
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-    StopReceiver(again);
+    again = StartReceiver("right", "right-2");
   });
   const auto tx = Stream(kLong);
   killer.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
+  ASSERT_GT(again, 0);
+  StopReceiver(again);
 
   const auto left_report = Report("left");
   for (const auto& t : left_report["tiles"]) {  // untouched
@@ -297,7 +306,7 @@ TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
 TEST_F(ReceiverTest, PauseThenSeekShowsThatFrameOnEveryTile) {
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   std::thread control([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // the wall is playing
+    ASSERT_TRUE(WaitForTick(50)) << "the wall never played";
     EXPECT_EQ(Ctl("pause").first, 0);
     const auto [rc, reply] = Ctl("seek 5");  // paused: shown at the next tick
     EXPECT_EQ(rc, 0) << reply;
@@ -323,7 +332,7 @@ TEST_F(ReceiverTest, PauseThenSeekShowsThatFrameOnEveryTile) {
 TEST_F(ReceiverTest, StepBackwardsPlayAndLoopOffReachTheStartAndHold) {
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   std::thread control([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ASSERT_TRUE(WaitForTick(40)) << "the wall never played";
     EXPECT_EQ(Ctl("pause").first, 0);
     EXPECT_EQ(Ctl("seek 6").first, 0);
     EXPECT_EQ(Ctl("step -2").first, 0);  // 4
@@ -626,7 +635,7 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
   ASSERT_GE(index, 0) << SDL_GetError();
   SDL_Joystick* stick = SDL_JoystickOpen(index);
   ASSERT_NE(stick, nullptr);
-  std::thread stream([&] { ASSERT_EQ(Stream(150).exit_code, 0); });
+  std::thread stream([&] { ASSERT_EQ(Stream(100000).exit_code, 0); });  // until the stop below
   {
     JoystickClientOptions o;
     o.device = index;
@@ -638,9 +647,15 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
       const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
       return std::make_tuple(j.value("frame", -1), j.value("state", std::string()), j.value("scrubbing", false));
     };
-    run(2500);  // the streamer is up and the client connected
-    EXPECT_TRUE(client.connected());
-    ASSERT_EQ(Ctl("pause").first, 0);
+    // Each step waits for its effect (bounded), not for a fixed time: under
+    // load the streamer starts and the coordinator answers later.
+    auto until = [&](auto done) {
+      return testing::WaitFor([&] {
+        run(50);
+        return done();
+      });
+    };
+    ASSERT_TRUE(until([&] { return client.connected() && Ctl("pause").first == 0; })) << "the streamer never came up";
     ASSERT_EQ(Ctl("seek 2").first, 0);
     for (int i = 0; i < 2; ++i) {  // press and release button 5 twice
       SDL_JoystickSetVirtualButton(stick, 5, 1);
@@ -648,18 +663,20 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
       SDL_JoystickSetVirtualButton(stick, 5, 0);
       run(100);
     }
-    EXPECT_EQ(frame_and_state(), std::make_tuple(4, std::string("paused"), false));
+    EXPECT_TRUE(until([&] { return frame_and_state() == std::make_tuple(4, std::string("paused"), false); }))
+        << "two steps forward from 2";
     SDL_JoystickSetVirtualAxis(stick, 0, -16000);  // half left: scrub backwards
-    run(300);
-    const auto scrubbed = frame_and_state();
-    EXPECT_EQ(std::get<1>(scrubbed), "playing");
-    EXPECT_TRUE(std::get<2>(scrubbed));
+    EXPECT_TRUE(until([&] {
+      const auto s = frame_and_state();
+      return std::get<1>(s) == "playing" && std::get<2>(s);
+    })) << "scrubbing";
     SDL_JoystickSetVirtualAxis(stick, 0, 0);  // centred: paused again, where the scrub left it
-    run(300);
-    const auto centred = frame_and_state();
-    EXPECT_EQ(std::get<1>(centred), "paused");
-    EXPECT_FALSE(std::get<2>(centred));
+    EXPECT_TRUE(until([&] {
+      const auto s = frame_and_state();
+      return std::get<1>(s) == "paused" && !std::get<2>(s);
+    })) << "paused again when centred";
     EXPECT_GT(client.lines_sent(), 4u);
+    EXPECT_EQ(Ctl("stop").first, 0);
   }
   stream.join();
   SDL_JoystickClose(stick);
