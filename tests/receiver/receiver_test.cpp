@@ -223,6 +223,8 @@ TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {
 // the stream up at the next frame and gets every frame after that; the other
 // node never notices.
 TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverStall) {
+  // About what arrives: a generous deadline, as in the test above.
+  std::ofstream(config_, std::ios::app) << "[sync]\ndeadline_ms = 500\n";
   const pid_t left = StartReceiver("left", "left");
   const pid_t right = StartReceiver("right", "right-1");
   constexpr uint64_t kLong = 150;  // 6 s at 25 fps

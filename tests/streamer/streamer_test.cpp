@@ -23,6 +23,7 @@
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tile_capture.h"
+#include "tests/support/wait_for.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
 
@@ -425,10 +426,15 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
     _exit(127);
   }
   JobGuard guard{pid};
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  std::vector<int> mpirun = Children(pid, "mpirun");
+  // Mid-stream: once every tile is listed (the job is ready) and its ranks
+  // are there; under load that takes longer than any fixed wait.
+  std::vector<int> mpirun, ranks;
+  testing::WaitFor([&] {
+    mpirun = Children(pid, "mpirun");
+    if (mpirun.size() == 1) ranks = Children(mpirun[0]);
+    return ranks.size() >= 5 && testing::FileContains(out, " -> ", 4);
+  });
   ASSERT_EQ(mpirun.size(), 1u);
-  std::vector<int> ranks = Children(mpirun[0]);
   ASSERT_GE(ranks.size(), 5u);
   std::sort(ranks.begin(), ranks.end());
   int target = ranks.back();  // the newest: a tile rank
@@ -438,7 +444,7 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
   kill(target, SIGKILL);
   int status = 0;
   bool exited = false;
-  for (int waited = 0; !exited && waited < 300; ++waited) {
+  for (int waited = 0; !exited && waited < 1200; ++waited) {  // 60 s: "within seconds", on a loaded machine
     exited = waitpid(pid, &status, WNOHANG) == pid;
     if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
