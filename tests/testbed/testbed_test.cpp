@@ -103,7 +103,20 @@ class TestbedTest : public ::testing::Test {
                  dir_);
   }
 
-  void StopReceivers() {
+  // With `ticks`, first waits (bounded) until every tile logged that many
+  // frames: under ASan on a loaded machine a receiver was still reading
+  // when the stream ended.
+  void StopReceivers(uint64_t ticks = 0) {
+    testing::WaitFor([&] {
+      size_t tiles = 0;
+      for (const DisplayNode& node : config_.nodes) {
+        for (const auto& [tile, frames] : testing::ReadFrameLog(dir_ / (node.name + ".txt"))) {
+          if (frames.size() < ticks) return false;
+          ++tiles;
+        }
+      }
+      return ticks == 0 || tiles == config_.tile_count();
+    });
     for (pid_t pid : receivers_) kill(pid, SIGTERM);
     for (pid_t pid : receivers_) waitpid(pid, nullptr, 0);
     receivers_.clear();
@@ -127,7 +140,7 @@ TEST_F(TestbedTest, TilesLeaveThroughTheirNicsAndArriveChecksumExact) {
   for (const Nic& nic : config_.nics) before[nic.name] = TxBytes(nic.name);
   const auto tx = Stream();
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
-  StopReceivers();
+  StopReceivers(kTicks);
 
   // Per NIC: the bytes of the tiles the config routes through it (4, 4, 4
   // and 3 tiles), within 5% (ARP and the control connection ride along).
