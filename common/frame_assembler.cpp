@@ -27,13 +27,16 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
   for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
 }
 
-FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence) const {
+FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence, uint32_t timestamp) const {
   // On probation or after a jump, the very next one after a held packet
-  // starts its stream, as A.1 asks.
+  // starts its stream, as A.1 asks, if it is of the same frame: a stranger's
+  // packet never pairs with a real one, nor a real one with a stranger's
+  // that happens to hold the sequence number before it.
   auto follows_held = [&](bool jump) {
     for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
-      const uint16_t next = static_cast<uint16_t>(held_[h].view.rtp.sequence + 1);
-      if (held_[h].valid && held_[h].jump == jump && sequence == next) return h;
+      const RtpHeader& held = held_[h].view.rtp;
+      const uint16_t next = static_cast<uint16_t>(held.sequence + 1);
+      if (held_[h].valid && held_[h].jump == jump && sequence == next && timestamp == held.timestamp) return h;
     }
     return -1;
   };
@@ -119,7 +122,7 @@ AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v, const s
     if (h == held || !other.valid) continue;
     // Only what can be written or refused now: a packet held again would
     // overwrite the bytes of the ones still to come.
-    const Order order = JudgeSequence(other.view.rtp.sequence).order;
+    const Order order = JudgeSequence(other.view.rtp.sequence, other.view.rtp.timestamp).order;
     if (order != Order::kAhead && order != Order::kBehind && order != Order::kDuplicate) continue;
     --(other.jump ? stats_.sequence_jump : stats_.probation);  // counted again by Admit
     Admit(other.view, nullptr);
@@ -216,7 +219,7 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
   }
   foreign_streak_ = 0;
   if (!ssrc_) ssrc_ = v.rtp.ssrc;
-  const SequenceVerdict order = JudgeSequence(v.rtp.sequence);
+  const SequenceVerdict order = JudgeSequence(v.rtp.sequence, v.rtp.timestamp);
   switch (order.order) {
     case Order::kDuplicate:
       ++stats_.duplicate;

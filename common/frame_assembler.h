@@ -11,7 +11,8 @@
 // The sequence is validated as RFC 3550 appendix A.1 does it, so packets
 // that carry the tile's SSRC but not its stream (spoofed, or a stray second
 // sender) are refused instead of ending frames and counting as loss: a new
-// stream is believed after two packets in sequence (probation); a jump of
+// stream is believed after two packets in sequence of one frame (probation,
+// the same RTP timestamp: a stranger's random timestamps never pair); a jump of
 // kMaxDropout or more, forwards or more than the window backwards, is held
 // until the packet after it follows it (the sender restarted), else refused;
 // and a packet with a new timestamp may end the frame only if it is ahead
@@ -182,7 +183,7 @@ class FrameAssembler {
     uint64_t extended = 0;  // kAhead, kBehind: its extended sequence
     int held = -1;          // kNewStream: the held packet it follows
   };
-  SequenceVerdict JudgeSequence(uint16_t sequence) const;
+  SequenceVerdict JudgeSequence(uint16_t sequence, uint32_t timestamp) const;
   void CommitSequence(const SequenceVerdict& v);
   // Whether a packet of timestamp ts and this order may go into a frame.
   AddResult CheckTimestamp(uint32_t ts, Order order) const;
