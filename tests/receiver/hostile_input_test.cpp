@@ -406,7 +406,11 @@ TEST_F(HostileInputTest, AFloodFarAboveLineRateIsDroppedAndTheStreamRecovers) {
   EXPECT_GT(flood_sent, 100 * 1.5 * 25 * plan_->packet_count()) << "not far above the tile's rate";
   EXPECT_GT(t["foreign_ssrc"].get<uint64_t>(), 0u);
   EXPECT_LE(t["foreign_ssrc"].get<uint64_t>(), flood_sent);
-  EXPECT_LE(rss_flooded, rss_before + 4096) << "the receiver grew under the flood";
+  // Under ThreadSanitizer (ctest receiver_under_tsan sets TSAN_OPTIONS) the
+  // RSS holds its shadow memory, which grows as pages are first touched:
+  // +5.3 MiB once on a loaded machine. The bound is for the real receiver.
+  if (getenv("TSAN_OPTIONS") == nullptr)
+    EXPECT_LE(rss_flooded, rss_before + 4096) << "the receiver grew under the flood";
   ExpectEveryDatagramAccountedAndEveryFrameExact(t);
   const auto logged = testing::ReadFrameLog(dir_ / "rx.txt")[0];
   for (uint32_t ts : after) EXPECT_TRUE(logged.count(ts)) << "frame of timestamp " << ts << " after the flood";
