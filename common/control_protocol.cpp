@@ -1,10 +1,10 @@
 #include "common/control_protocol.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <charconv>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "common/json_text.h"
 
@@ -59,7 +59,8 @@ std::pair<std::string_view, std::string_view> SplitFirstWord(std::string_view li
 }
 
 std::string_view CommandHelp() {
-  return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop on|off | status | "
+  return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop "
+         "on|off | status | "
          "help | axis I V (V in -1..1) | button I 0|1 | stop";
 }
 
@@ -72,10 +73,12 @@ Result<Command> ParseCommand(std::string_view line) {
   const std::string_view name = w[0];
   auto args = [&](size_t want) -> Status {
     if (n - 1 == want) return Status::Ok();
-    return Status::InvalidArgument(fmt::format("{} takes {} argument{}", name, want, want == 1 ? "" : "s"));
+    return Status::InvalidArgument(
+        fmt::format("{} takes {} argument{}", name, want, want == 1 ? "" : "s"));
   };
   auto bad = [&](std::string_view what, std::string_view got) {
-    return Status::InvalidArgument(fmt::format("{}: expected {}, got '{}'", name, what, Shown(got)));
+    return Status::InvalidArgument(
+        fmt::format("{}: expected {}, got '{}'", name, what, Shown(got)));
   };
   if (name == "play" || name == "pause" || name == "toggle" || name == "status" || name == "help" ||
       name == "stop") {

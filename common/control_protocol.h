@@ -16,15 +16,15 @@ enum class CommandKind : uint8_t {
   kPlay = 0,
   kPause = 1,
   kToggle = 2,
-  kSeek = 3,    // frame = N
-  kStep = 4,    // count = +-N
-  kSpeed = 5,   // value = X (negative plays backwards)
-  kLoop = 6,    // on
+  kSeek = 3,   // frame = N
+  kStep = 4,   // count = +-N
+  kSpeed = 5,  // value = X (negative plays backwards)
+  kLoop = 6,   // on
   kStatus = 7,
   kHelp = 8,
-  kAxis = 9,    // index = I, value = V in -1..1
-  kButton = 10, // index = I, on = pressed
-  kStop = 11,   // ends the job (authorised clients only)
+  kAxis = 9,     // index = I, value = V in -1..1
+  kButton = 10,  // index = I, on = pressed
+  kStop = 11,    // ends the job (authorised clients only)
 };
 
 struct Command {

@@ -27,7 +27,8 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
   for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
 }
 
-FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence, uint32_t timestamp) const {
+FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
+                                                              uint32_t timestamp) const {
   // On probation or after a jump, the very next one after a held packet
   // starts its stream, as A.1 asks, if it is of the same frame: a stranger's
   // packet never pairs with a real one, nor a real one with a stranger's
@@ -36,7 +37,9 @@ FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
     for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
       const RtpHeader& held = held_[h].view.rtp;
       const uint16_t next = static_cast<uint16_t>(held.sequence + 1);
-      if (held_[h].valid && held_[h].jump == jump && sequence == next && timestamp == held.timestamp) return h;
+      if (held_[h].valid && held_[h].jump == jump && sequence == next &&
+          timestamp == held.timestamp)
+        return h;
     }
     return -1;
   };
@@ -46,8 +49,10 @@ FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
   }
   // The extended sequence nearest to the highest seen so far.
   uint64_t ext = (max_sequence_ & ~uint64_t{0xffff}) | sequence;
-  if (ext + 0x8000 < max_sequence_) ext += 0x10000;
-  else if (ext > max_sequence_ + 0x8000) ext -= 0x10000;
+  if (ext + 0x8000 < max_sequence_)
+    ext += 0x10000;
+  else if (ext > max_sequence_ + 0x8000)
+    ext -= 0x10000;
   if (ext > max_sequence_ ? ext - max_sequence_ >= kMaxDropout : max_sequence_ - ext >= kWindow) {
     const int h = follows_held(true);
     return {h >= 0 ? Order::kNewStream : Order::kJump, 0, h};
@@ -81,10 +86,12 @@ void FrameAssembler::CommitSequence(const SequenceVerdict& v) {
 AddResult FrameAssembler::CheckTimestamp(uint32_t ts, Order order) const {
   const bool ahead = order == Order::kAhead;
   if (have_frame_ && ts == timestamp_) return AddResult::kOk;
-  if (!have_frame_ && !have_finished_) return ahead ? AddResult::kOk : AddResult::kTimestampOutOfSequence;
+  if (!have_frame_ && !have_finished_)
+    return ahead ? AddResult::kOk : AddResult::kTimestampOutOfSequence;
   const int32_t advance = TimestampDelta(ts, have_frame_ ? timestamp_ : finished_timestamp_);
   if (advance <= 0) return ahead ? AddResult::kTimestampOutOfSequence : AddResult::kLate;
-  return ahead && advance <= kMaxTimestampAdvance ? AddResult::kOk : AddResult::kTimestampOutOfSequence;
+  return ahead && advance <= kMaxTimestampAdvance ? AddResult::kOk
+                                                  : AddResult::kTimestampOutOfSequence;
 }
 
 void FrameAssembler::Hold(const Rfc4175View& v) {
@@ -106,7 +113,8 @@ void FrameAssembler::Hold(const Rfc4175View& v) {
 // or the sender restarted): the held one goes first, then `v`, then the
 // other held packets that belong to the stream (it started reordered);
 // those that do not are refused by the usual rules.
-AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in) {
+AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v,
+                                         const std::byte* placed_in) {
   const std::array<Held, kHeldSlots> candidates = held_;
   for (Held& h : held_) h.valid = false;
   const Held& first = candidates[held];
@@ -140,7 +148,8 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
   std::lock_guard lock(handoff_mu_);
   const int previous = queued_ ? queue_[queued_ - 1].buffer : consumer_;
   if (options_.show_partial && previous >= 0)
-    std::memcpy(buffers_[assembling_].data(), buffers_[previous].data(), buffers_[assembling_].size());
+    std::memcpy(buffers_[assembling_].data(), buffers_[previous].data(),
+                buffers_[assembling_].size());
 }
 
 void FrameAssembler::Finish(bool by_marker) {
@@ -187,13 +196,15 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
   Rfc4175View v;
   if (const ParseError e = ParseRfc4175(packet, options_.tile, &v); e != ParseError::kOk) {
     ++stats_.malformed[static_cast<size_t>(e)];
-    if (e == ParseError::kLineBeyondHeight || e == ParseError::kSegmentBeyondWidth) NoteBeyondTile(packet);
+    if (e == ParseError::kLineBeyondHeight || e == ParseError::kSegmentBeyondWidth)
+      NoteBeyondTile(packet);
     return AddResult::kMalformed;
   }
   return Admit(v, nullptr);
 }
 
-AddResult FrameAssembler::AddParsed(const Rfc4175View& v, const std::byte* placed_in, const sockaddr_storage* from) {
+AddResult FrameAssembler::AddParsed(const Rfc4175View& v, const std::byte* placed_in,
+                                    const sockaddr_storage* from) {
   has_just_finished_ = false;
   if (has_source_ && from && !source_.SameHost(*from)) {
     ++stats_.foreign_source;
@@ -277,7 +288,8 @@ void FrameAssembler::NoteBeyondTile(std::span<const std::byte> packet) {
   const std::byte* header = v.line_headers.data();
   for (uint32_t i = 0; i < v.segment_count; ++i, header += kLineHeaderSize) {
     const LineHeader h = LoadLineHeader(header);
-    stats_.arriving.width = std::max<uint32_t>(stats_.arriving.width, h.offset + h.length / kPgroupBytes);
+    stats_.arriving.width =
+        std::max<uint32_t>(stats_.arriving.width, h.offset + h.length / kPgroupBytes);
     stats_.arriving.height = std::max<uint32_t>(stats_.arriving.height, h.line + 1u);
   }
 }

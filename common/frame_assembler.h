@@ -44,14 +44,14 @@
 // frame, never per packet.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <array>
-#include <mutex>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
-
-#include <sys/socket.h>
 
 #include "common/coverage_map.h"
 #include "common/rfc4175.h"
@@ -61,21 +61,21 @@ namespace tilestream {
 
 enum class AddResult : uint8_t {
   kOk = 0,
-  kMalformed = 1,      // see ParseError
+  kMalformed = 1,  // see ParseError
   kForeignSsrc = 2,
   kForeignSource = 3,
   kDuplicate = 4,
-  kLate = 5,           // belongs to a frame already finished
+  kLate = 5,  // belongs to a frame already finished
   kWrongPayloadType = 6,
-  kProbation = 7,      // a new stream's first packet, held until the next follows it
-  kSequenceJump = 8,   // beyond the dropout limit: held until the next follows it
+  kProbation = 7,               // a new stream's first packet, held until the next follows it
+  kSequenceJump = 8,            // beyond the dropout limit: held until the next follows it
   kTimestampOutOfSequence = 9,  // a new timestamp from a packet not in sequence
 };
 
 struct AssemblerStats {
-  uint64_t packets = 0;  // accepted into a frame
-  uint64_t bytes = 0;    // pixel bytes written
-  uint64_t lost = 0;     // sequence numbers never seen (gaps)
+  uint64_t packets = 0;    // accepted into a frame
+  uint64_t bytes = 0;      // pixel bytes written
+  uint64_t lost = 0;       // sequence numbers never seen (gaps)
   uint64_t reordered = 0;  // arrived after a higher sequence number
   uint64_t duplicate = 0;
   uint64_t late = 0;
@@ -111,7 +111,7 @@ struct AssemblerOptions {
   std::optional<uint32_t> ssrc;
   // Accept only this RTP payload type; unset: any.
   std::optional<uint8_t> payload_type;
-  bool show_partial = false;     // publish incomplete frames instead of holding
+  bool show_partial = false;  // publish incomplete frames instead of holding
   // Finished frames kept for the consumer (1..16): a swap-synced receiver
   // needs as many as arrive between a frame and the release of its tick.
   size_t queue_depth = 3;
@@ -157,8 +157,12 @@ class FrameAssembler {
   // is copied if the packet goes to that frame.
   // REQUIRES: v came from ParseRfc4175 against this tile, or matches a
   // Packetizer plan of it.
-  AddResult AddParsed(const Rfc4175View& v, const std::byte* placed_in, const sockaddr_storage* from);
-  void ExpectSource(const SocketAddress& source) { source_ = source; has_source_ = true; }
+  AddResult AddParsed(const Rfc4175View& v, const std::byte* placed_in,
+                      const sockaddr_storage* from);
+  void ExpectSource(const SocketAddress& source) {
+    source_ = source;
+    has_source_ = true;
+  }
 
   // The frame the last Add finished and queued, or null: for the network
   // thread to look at (checksum, report) before the consumer may take it.
@@ -191,9 +195,9 @@ class FrameAssembler {
   AddResult AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in);
   AddResult Admit(const Rfc4175View& v, const std::byte* placed_in);
   AddResult Write(const Rfc4175View& v, const std::byte* placed_in);
-  void Finish(bool by_marker);             // the assembling frame is done
+  void Finish(bool by_marker);  // the assembling frame is done
   void NoteBeyondTile(std::span<const std::byte> packet);
-  void PopQueue(size_t n);                 // drops the n oldest queued frames
+  void PopQueue(size_t n);  // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
   void ResetSequence() {
     have_sequence_ = false;
@@ -216,11 +220,11 @@ class FrameAssembler {
   size_t queued_ = 0;
   ReadyFrame just_finished_;  // the network thread's copy
   bool has_just_finished_ = false;
-  bool have_frame_ = false;      // assembling a frame
-  uint32_t timestamp_ = 0;       // of the assembling frame
-  CoverageMap coverage_;         // of the assembling frame
-  size_t high_water_ = 0;        // end of the furthest pixels written into it
-  TileGeometry extent_;          // how far its packets reach
+  bool have_frame_ = false;  // assembling a frame
+  uint32_t timestamp_ = 0;   // of the assembling frame
+  CoverageMap coverage_;     // of the assembling frame
+  size_t high_water_ = 0;    // end of the furthest pixels written into it
+  TileGeometry extent_;      // how far its packets reach
   bool have_finished_ = false;
   uint32_t finished_timestamp_ = 0;  // the newest finished frame
   // Sequence tracking (RFC 3550 appendix A.1).

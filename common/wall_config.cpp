@@ -1,6 +1,7 @@
 #include "common/wall_config.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +10,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "common/nic_assignment.h"
 #include "common/toml_reader.h"
@@ -24,7 +23,8 @@ constexpr size_t kMinSocketBuffer = 64 * 1024;
 constexpr size_t kMaxSocketBuffer = size_t{2} << 30;
 
 void ReadWall(TomlReader& r, const toml::table& t, WallSettings* w) {
-  r.CheckKeys(t, "wall", {"columns", "rows", "tile_width", "tile_height", "bezel_x", "bezel_y", "fps"});
+  r.CheckKeys(t, "wall",
+              {"columns", "rows", "tile_width", "tile_height", "bezel_x", "bezel_y", "fps"});
   r.Int(t, "wall", "columns", 1, kMaxLayoutSide, &w->layout.columns);
   r.Int(t, "wall", "rows", 1, kMaxLayoutSide, &w->layout.rows);
   r.Int(t, "wall", "tile_width", 1, kMaxTileDimension, &w->tile.width);
@@ -35,14 +35,18 @@ void ReadWall(TomlReader& r, const toml::table& t, WallSettings* w) {
 }
 
 void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
-  r.CheckKeys(t, "stream", {"mtu", "packing", "send_buffer", "receive_buffer", "pacing",
-                            "burst_packets", "payload_type", "port_base"});
+  r.CheckKeys(t, "stream",
+              {"mtu", "packing", "send_buffer", "receive_buffer", "pacing", "burst_packets",
+               "payload_type", "port_base"});
   r.Int(t, "stream", "mtu", 0, std::numeric_limits<uint32_t>::max(), &s->mtu);
   std::string packing;
   r.String(t, "stream", "packing", &packing);
-  if (packing == "line") s->packing = Packing::kLine;
-  else if (packing == "packed") s->packing = Packing::kPacked;
-  else if (!packing.empty()) r.Error(t.get("packing"), "stream.packing", "'" + packing + "' is not 'packed' or 'line'");
+  if (packing == "line")
+    s->packing = Packing::kLine;
+  else if (packing == "packed")
+    s->packing = Packing::kPacked;
+  else if (!packing.empty())
+    r.Error(t.get("packing"), "stream.packing", "'" + packing + "' is not 'packed' or 'line'");
   r.Int(t, "stream", "send_buffer", 0, std::numeric_limits<int64_t>::max(), &s->send_buffer);
   r.Int(t, "stream", "receive_buffer", 0, std::numeric_limits<int64_t>::max(), &s->receive_buffer);
   r.Bool(t, "stream", "pacing", &s->pacing);
@@ -85,7 +89,8 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
   });
   r.Array(t, path, "sdp", [&](const toml::node& e, const std::string& key) {
     const auto v = e.value<std::string>();
-    if (!v || v->size() > 4096) return r.Error(&e, key, "expected the path of an SDP file, or \"\" for our own stream");
+    if (!v || v->size() > 4096)
+      return r.Error(&e, key, "expected the path of an SDP file, or \"\" for our own stream");
     node->sdp.push_back(*v);
   });
   r.Array(t, path, "any_ssrc", [&](const toml::node& e, const std::string& key) {
@@ -100,8 +105,9 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
 }
 
 void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
-  r.CheckKeys(t, "control", {"listen", "address", "port", "token_file", "idle_timeout_s", "max_clients",
-                             "max_line_bytes"});
+  r.CheckKeys(t, "control",
+              {"listen", "address", "port", "token_file", "idle_timeout_s", "max_clients",
+               "max_line_bytes"});
   r.Int(t, "control", "idle_timeout_s", 1, 86400, &c->idle_timeout_s);
   r.Int(t, "control", "max_clients", 1, 4096, &c->max_clients);
   r.Int(t, "control", "max_line_bytes", 256, 1 << 20, &c->max_line_bytes);
@@ -116,16 +122,19 @@ void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
   r.Bool(t, "sync", "enabled", &s->enabled);
   std::string policy;
   r.String(t, "sync", "policy", &policy);
-  if (policy == "partial") s->partial = true;
+  if (policy == "partial")
+    s->partial = true;
   else if (!policy.empty() && policy != "skip")
-    r.Error(t.get("policy"), "sync.policy", fmt::format("'{}' is not a policy (skip or partial)", policy));
+    r.Error(t.get("policy"), "sync.policy",
+            fmt::format("'{}' is not a policy (skip or partial)", policy));
   r.Int(t, "sync", "deadline_ms", 0, 10000, &s->deadline_ms);
   r.Int(t, "sync", "wait_ms", 0, 600000, &s->wait_ms);
 }
 
 void ReadJoystick(TomlReader& r, const toml::table& t, JoystickMap* j) {
-  r.CheckKeys(t, "joystick", {"scrub_axis", "scrub_speed", "dead_zone", "toggle_button", "step_back_button",
-                              "step_forward_button"});
+  r.CheckKeys(t, "joystick",
+              {"scrub_axis", "scrub_speed", "dead_zone", "toggle_button", "step_back_button",
+               "step_forward_button"});
   r.Int(t, "joystick", "scrub_axis", 0, 255, &j->scrub_axis);
   r.Float(t, "joystick", "scrub_speed", 0.1, 64, &j->scrub_speed);
   r.Float(t, "joystick", "dead_zone", 0, 0.9, &j->dead_zone);
@@ -149,7 +158,8 @@ bool IsHostName(const std::string& a) {
   while (begin <= a.size()) {
     const size_t end = std::min(a.find('.', begin), a.size());
     const std::string_view label(a.data() + begin, end - begin);
-    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-')
+      return false;
     all_digits = true;
     for (char c : label) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
@@ -168,7 +178,6 @@ std::string Where(const WallConfig& c, const std::string& key) {
     if (k == key && line > 0) return fmt::format("{}:{}: {}", c.source, line, key);
   return fmt::format("{}: {}", c.source, key);
 }
-
 
 }  // namespace
 
@@ -200,20 +209,25 @@ Status ValidateWallConfig(WallConfig* config) {
                                      kMaxLayoutSide, kMaxLayoutSide));
   if (w.tile.width < 1 || w.tile.height < 1 || w.tile.width > kMaxTileDimension ||
       w.tile.height > kMaxTileDimension)
-    fail("wall.tile_width", fmt::format("tile {}x{} is outside 1x1..32767x32767 (RFC 4175's 15-bit fields)",
-                                        w.tile.width, w.tile.height));
+    fail("wall.tile_width",
+         fmt::format("tile {}x{} is outside 1x1..32767x32767 (RFC 4175's 15-bit fields)",
+                     w.tile.width, w.tile.height));
   if (!(w.fps > 0 && w.fps <= 1000)) fail("wall.fps", fmt::format("{} is outside 0..1000", w.fps));
   if (s.mtu < kMinMtu || s.mtu > kMaxMtu)
     fail("stream.mtu", fmt::format("MTU {} is outside {}..{} (a packet must hold the RTP and "
-                                   "RFC 4175 headers and at least one pixel)", s.mtu, kMinMtu, kMaxMtu));
+                                   "RFC 4175 headers and at least one pixel)",
+                                   s.mtu, kMinMtu, kMaxMtu));
   if (s.burst_packets > 64)
-    fail("stream.burst_packets", fmt::format("{} is outside 0..64 (the UDP GSO limit)", s.burst_packets));
+    fail("stream.burst_packets",
+         fmt::format("{} is outside 0..64 (the UDP GSO limit)", s.burst_packets));
   if (s.send_buffer < kMinSocketBuffer || s.send_buffer > kMaxSocketBuffer)
     fail("stream.send_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.send_buffer));
   if (s.receive_buffer < kMinSocketBuffer || s.receive_buffer > kMaxSocketBuffer)
-    fail("stream.receive_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.receive_buffer));
+    fail("stream.receive_buffer",
+         fmt::format("{} bytes is outside 64 KiB..2 GiB", s.receive_buffer));
   if (s.payload_type < 96 || s.payload_type > 127)
-    fail("stream.payload_type", fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
+    fail("stream.payload_type",
+         fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
   if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
 
   const uint32_t tiles = c.tile_count();
@@ -251,13 +265,15 @@ Status ValidateWallConfig(WallConfig* config) {
       fail(key + ".address", fmt::format("'{}' is not an address or host name", node.address));
     if (node.tiles.empty()) fail(key + ".tiles", "a display node needs at least one tile");
     if (!node.ports.empty() && node.ports.size() != node.tiles.size())
-      fail(key + ".ports", fmt::format("{} ports for {} tiles", node.ports.size(), node.tiles.size()));
+      fail(key + ".ports",
+           fmt::format("{} ports for {} tiles", node.ports.size(), node.tiles.size()));
     if (!node.displays.empty() && node.displays.size() != node.tiles.size())
       fail(key + ".displays",
            fmt::format("{} displays for {} tiles", node.displays.size(), node.tiles.size()));
     if (!node.sdp.empty() && node.sdp.size() != node.tiles.size())
-      fail(key + ".sdp", fmt::format("{} SDP files for {} tiles (\"\" for a tile of our own stream)",
-                                     node.sdp.size(), node.tiles.size()));
+      fail(key + ".sdp",
+           fmt::format("{} SDP files for {} tiles (\"\" for a tile of our own stream)",
+                       node.sdp.size(), node.tiles.size()));
     for (const TileId& id : node.any_ssrc) {
       if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
         fail(key + ".any_ssrc", fmt::format("tile {} is not one of this node's tiles", id.Name()));
@@ -268,7 +284,8 @@ Status ValidateWallConfig(WallConfig* config) {
       if (it == nic_index.end()) {
         std::string known;
         for (const Nic& x : c.nics) known += (known.empty() ? "" : ", ") + x.name;
-        fail(key + ".nic", fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, known));
+        fail(key + ".nic",
+             fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, known));
       } else {
         nic = static_cast<int>(it->second);
       }
@@ -276,7 +293,8 @@ Status ValidateWallConfig(WallConfig* config) {
     for (size_t i = 0; i < node.tiles.size(); ++i) {
       const TileId id = node.tiles[i];
       if (id.row >= w.layout.rows || id.column >= w.layout.columns) {
-        fail(key + ".tiles", fmt::format("tile {} is outside the {} layout", id.Name(), w.layout.ToString()));
+        fail(key + ".tiles",
+             fmt::format("tile {} is outside the {} layout", id.Name(), w.layout.ToString()));
         continue;
       }
       const uint32_t t = id.Index(w.layout);
@@ -291,7 +309,8 @@ Status ValidateWallConfig(WallConfig* config) {
       route.node = static_cast<uint32_t>(n);
       route.display = i < node.displays.size() ? node.displays[i] : static_cast<int>(i);
       route.sdp = i < node.sdp.size() ? node.sdp[i] : "";
-      route.any_ssrc = std::find(node.any_ssrc.begin(), node.any_ssrc.end(), id) != node.any_ssrc.end();
+      route.any_ssrc =
+          std::find(node.any_ssrc.begin(), node.any_ssrc.end(), id) != node.any_ssrc.end();
       if (i < node.ports.size()) {
         route.port = node.ports[i];
       } else if (uint32_t{s.port_base} + t > 65535) {
@@ -304,9 +323,9 @@ Status ValidateWallConfig(WallConfig* config) {
       if (!fresh)
         fail(key + ".ports", fmt::format("port {} on {} is used by tiles {} and {}", route.port,
                                          node.address, it->second, id.Name()));
-      const bool same_host = node.address == c.control.listen_address ||
-                             IsWildcard(c.control.listen_address) ||
-                             (IsLoopbackAddress(node.address) && IsLoopbackAddress(c.control.listen_address));
+      const bool same_host =
+          node.address == c.control.listen_address || IsWildcard(c.control.listen_address) ||
+          (IsLoopbackAddress(node.address) && IsLoopbackAddress(c.control.listen_address));
       if (same_host && route.port == c.control.port)
         fail("control.port", fmt::format("port {} is also the port of tile {} on {}", route.port,
                                          id.Name(), node.address));
@@ -314,17 +333,22 @@ Status ValidateWallConfig(WallConfig* config) {
   }
   for (uint32_t t = 0; t < tiles; ++t) {
     if (tile_node[t] < 0)
-      fail("node", fmt::format("tile {} is on no display node", TileId::FromIndex(t, w.layout).Name()));
+      fail("node",
+           fmt::format("tile {} is on no display node", TileId::FromIndex(t, w.layout).Name()));
   }
 
   if (!IsIpLiteral(c.control.listen_address) && c.control.listen_address != "localhost")
-    fail("control.listen", fmt::format("'{}' is not an IPv4 or IPv6 address", c.control.listen_address));
+    fail("control.listen",
+         fmt::format("'{}' is not an IPv4 or IPv6 address", c.control.listen_address));
   if (!IsLoopbackAddress(c.control.listen_address) && c.control.token_file.empty())
     fail("control.token_file", fmt::format("the control listener on {} is not loopback: a "
-                                           "token_file is required", c.control.listen_address));
+                                           "token_file is required",
+                                           c.control.listen_address));
   if (IsWildcard(c.control.listen_address) && c.control.address.empty())
-    fail("control.address", fmt::format("the control listener is on every address ({}): say which one "
-                                        "receivers and wallctl connect to", c.control.listen_address));
+    fail("control.address",
+         fmt::format("the control listener is on every address ({}): say which one "
+                     "receivers and wallctl connect to",
+                     c.control.listen_address));
   if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
 
   std::vector<double> bps(tiles, w.tile_bits_per_second());
@@ -342,8 +366,8 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   try {
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(fmt::format("{}:{}: TOML syntax: {}", source,
-                                               e.source().begin.line, e.description()));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: TOML syntax: {}", source, e.source().begin.line, e.description()));
   }
   TomlReader r(c.source, &c.key_lines);
   r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "sync", "joystick"});

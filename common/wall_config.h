@@ -29,7 +29,9 @@ struct WallSettings {
   double fps = 30;
 
   // The whole-wall source frame, bezels included.
-  uint32_t source_width() const { return layout.columns * tile.width + (layout.columns - 1) * bezel_x; }
+  uint32_t source_width() const {
+    return layout.columns * tile.width + (layout.columns - 1) * bezel_x;
+  }
   uint32_t source_height() const { return layout.rows * tile.height + (layout.rows - 1) * bezel_y; }
   // Payload bit rate of one tile stream at fps.
   double tile_bits_per_second() const { return tile.frame_bytes() * 8.0 * fps; }
@@ -56,13 +58,13 @@ struct Nic {
 struct DisplayNode {
   std::string name;
   std::string address;
-  std::vector<TileId> tiles;      // in the order of the config
-  std::vector<uint16_t> ports;    // per tile
-  std::vector<int> displays;      // per tile: SDL display index
-  std::string nic;                // pins the node's tiles to this NIC; empty: balanced
+  std::vector<TileId> tiles;    // in the order of the config
+  std::vector<uint16_t> ports;  // per tile
+  std::vector<int> displays;    // per tile: SDL display index
+  std::string nic;              // pins the node's tiles to this NIC; empty: balanced
   // Tiles fed by another sender than our streamer (docs/config.md):
-  std::vector<std::string> sdp;   // per tile: an SDP file describing its stream, or ""
-  std::vector<TileId> any_ssrc;   // these tiles accept any SSRC (lock onto the first sender)
+  std::vector<std::string> sdp;  // per tile: an SDP file describing its stream, or ""
+  std::vector<TileId> any_ssrc;  // these tiles accept any SSRC (lock onto the first sender)
 };
 
 struct ControlSettings {
@@ -71,9 +73,9 @@ struct ControlSettings {
   // when that is a wildcard).
   std::string address;
   uint16_t port = 7470;
-  std::string token_file;  // required unless listen_address is loopback
-  uint32_t idle_timeout_s = 600;  // a command connection silent this long is closed
-  uint32_t max_clients = 64;      // connections at once (commands and sync); one more is refused
+  std::string token_file;          // required unless listen_address is loopback
+  uint32_t idle_timeout_s = 600;   // a command connection silent this long is closed
+  uint32_t max_clients = 64;       // connections at once (commands and sync); one more is refused
   uint32_t max_line_bytes = 4096;  // a longer line closes its connection
 
   const std::string& client_address() const { return address.empty() ? listen_address : address; }
@@ -82,8 +84,8 @@ struct ControlSettings {
 // What joystick events do (docs/control.md): the [joystick] table.
 struct JoystickMap {
   uint32_t scrub_axis = 0;
-  double scrub_speed = 8;    // frames per tick at full deflection
-  double dead_zone = 0.15;   // |value| below this is the centre
+  double scrub_speed = 8;   // frames per tick at full deflection
+  double dead_zone = 0.15;  // |value| below this is the centre
   uint32_t toggle_button = 0;
   uint32_t step_back_button = 4;
   uint32_t step_forward_button = 5;
@@ -109,8 +111,8 @@ struct TileRoute {
   uint32_t node = 0;  // index into WallConfig::nodes
   uint16_t port = 0;
   int display = 0;
-  uint32_t nic = 0;   // index into WallConfig::nics
-  std::string sdp;    // the SDP file describing its stream (as written in the config), or ""
+  uint32_t nic = 0;  // index into WallConfig::nics
+  std::string sdp;   // the SDP file describing its stream (as written in the config), or ""
   bool any_ssrc = false;
 };
 

@@ -1,10 +1,9 @@
 // receiver: flags -> wall config -> the node's tile receivers.
+#include <fmt/format.h>
 #include <signal.h>
 
-#include <atomic>
-
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <atomic>
 
 #include "common/preflight.h"
 #include "common/wall_config.h"
@@ -18,44 +17,59 @@ void OnSignal(int) { g_stop = true; }
 
 int main(int argc, char** argv) {
   using namespace tilestream;
-  CLI::App app{"tilestream receiver: receives the tiles a display node shows (RTP/RFC 4175 over UDP),\n"
-               "reassembles frames, counts loss, and shows them: one fullscreen window per tile (--tiles),\n"
-               "one window spanning the node's tiles (--span), the whole wall scaled down (--mosaic), or\n"
-               "not at all (--headless). Keys: o toggles an overlay (fps, Gbit/s, loss, tick); Esc or q quits.",
-               "receiver"};
+  CLI::App app{
+      "tilestream receiver: receives the tiles a display node shows (RTP/RFC 4175 over UDP),\n"
+      "reassembles frames, counts loss, and shows them: one fullscreen window per tile (--tiles),\n"
+      "one window spanning the node's tiles (--span), the whole wall scaled down (--mosaic), or\n"
+      "not at all (--headless). Keys: o toggles an overlay (fps, Gbit/s, loss, tick); Esc or q "
+      "quits.",
+      "receiver"};
   std::string config_path, layout;
   bool headless = false, mosaic = false, span = false, per_tile = false;
   NodeReceiverOptions o;
   app.add_option("--config", config_path, "Wall config (TOML); without: the default loopback wall")
       ->check(CLI::ExistingFile);
   std::vector<std::string> sdp_files;
-  app.add_option("--sdp", sdp_files,
-                 "Receive the stream this SDP file describes (repeatable: one tile each, left to right), from any "
-                 "RFC 4175 RGB sender: GStreamer, ffmpeg, our streamer's --sdp-dir; instead of --config")
+  app.add_option(
+         "--sdp", sdp_files,
+         "Receive the stream this SDP file describes (repeatable: one tile each, left to right), "
+         "from any "
+         "RFC 4175 RGB sender: GStreamer, ffmpeg, our streamer's --sdp-dir; instead of --config")
       ->check(CLI::ExistingFile);
-  app.add_option("--layout", layout, "Tiles as COLUMNSxROWS when there is no --config (default 5x3)");
+  app.add_option("--layout", layout,
+                 "Tiles as COLUMNSxROWS when there is no --config (default 5x3)");
   app.add_option("--node", o.node, "Display node of the config to serve (default: localhost)");
   app.add_flag("--headless", headless, "No window: statistics only");
   std::string window;
-  app.add_flag("--tiles", per_tile, "One window per tile, fullscreen on the tile's display (the config's displays)");
-  app.add_flag("--windowed", o.display.windowed, "With --tiles: ordinary windows of the tile's size");
+  app.add_flag("--tiles", per_tile,
+               "One window per tile, fullscreen on the tile's display (the config's displays)");
+  app.add_flag("--windowed", o.display.windowed,
+               "With --tiles: ordinary windows of the tile's size");
   app.add_flag("--span", span, "One borderless window spanning the node's tiles at native size");
-  app.add_flag("--mosaic", mosaic, "One window showing the node's tiles as the wall, scaled down (bezels black)");
+  app.add_flag("--mosaic", mosaic,
+               "One window showing the node's tiles as the wall, scaled down (bezels black)");
   app.add_flag("--overlay", o.overlay, "Start with the overlay shown (the key o toggles it)");
   app.add_option("--window", window, "Mosaic window size WxH (default 1280x480)");
-  app.add_option("--screenshot", o.screenshot, "Save the last picture to this file (PPM; FILE-N.ppm per window)");
-  app.add_option("--duration", o.duration_s, "Stop after this many seconds (default: until Ctrl-C)");
+  app.add_option("--screenshot", o.screenshot,
+                 "Save the last picture to this file (PPM; FILE-N.ppm per window)");
+  app.add_option("--duration", o.duration_s,
+                 "Stop after this many seconds (default: until Ctrl-C)");
   app.add_option("--json", o.json_path, "Write the final report as JSON to this file");
-  app.add_option("--frame-log", o.frame_log, "Write 'tile timestamp checksum' for every complete frame");
-  app.add_flag("--partial", o.show_partial, "Hand on incomplete frames instead of holding the previous one");
+  app.add_option("--frame-log", o.frame_log,
+                 "Write 'tile timestamp checksum' for every complete frame");
+  app.add_flag("--partial", o.show_partial,
+               "Hand on incomplete frames instead of holding the previous one");
   bool no_placement = false;
   app.add_flag("--no-placement", no_placement,
-               "Copy every packet's pixels into the frame instead of receiving them in place (for comparisons)");
+               "Copy every packet's pixels into the frame instead of receiving them in place (for "
+               "comparisons)");
   bool no_sync = false, check = false;
-  app.add_flag("--check", check,
-               "Check this host against the config (socket buffers, backlog, the node's ports), print each "
-               "finding with its fix, and exit");
-  app.add_flag("--no-sync", no_sync, "Show frames as they come, without the coordinator's swap sync");
+  app.add_flag(
+      "--check", check,
+      "Check this host against the config (socket buffers, backlog, the node's ports), print each "
+      "finding with its fix, and exit");
+  app.add_flag("--no-sync", no_sync,
+               "Show frames as they come, without the coordinator's swap sync");
   app.add_flag("-q,--quiet", o.quiet, "No line per second");
   CLI11_PARSE(app, argc, argv);
   o.sync = !no_sync;
@@ -80,11 +94,13 @@ int main(int argc, char** argv) {
   WallConfig config;
   if (!sdp_files.empty()) {
     if (!config_path.empty() || !layout.empty()) {
-      fmt::print(stderr, "receiver: --sdp describes the streams: no --config or --layout with it\n");
+      fmt::print(stderr,
+                 "receiver: --sdp describes the streams: no --config or --layout with it\n");
       return 2;
     }
     auto streams = ReadSdpFiles(sdp_files);
-    auto c = streams.ok() ? WallConfigForStreams(*streams, sdp_files) : Result<WallConfig>(streams.status());
+    auto c = streams.ok() ? WallConfigForStreams(*streams, sdp_files)
+                          : Result<WallConfig>(streams.status());
     if (!c.ok()) {
       fmt::print(stderr, "receiver: {}\n", c.status().message());
       return 2;

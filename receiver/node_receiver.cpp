@@ -1,5 +1,7 @@
 #include "receiver/node_receiver.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -7,11 +9,9 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "receiver/node_display.h"
 #include "receiver/sync_client.h"
@@ -38,9 +38,16 @@ int64_t RealtimeNs() {
 
 Totals Sum(const TileReceiverStats& s) {
   const AssemblerStats& a = s.assembler;
-  return {s.socket.bytes, a.packets, a.lost, a.reordered, a.duplicate, a.late, a.malformed_total(),
+  return {s.socket.bytes,
+          a.packets,
+          a.lost,
+          a.reordered,
+          a.duplicate,
+          a.late,
+          a.malformed_total(),
           a.foreign_ssrc + a.foreign_source,
-          a.wrong_payload_type + a.probation + a.sequence_jump + a.timestamp_out_of_sequence, a.frames_complete,
+          a.wrong_payload_type + a.probation + a.sequence_jump + a.timestamp_out_of_sequence,
+          a.frames_complete,
           a.frames_incomplete};
 }
 
@@ -49,7 +56,8 @@ Totals Sum(const TileReceiverStats& s) {
 // ([sync] deadline_ms) that the queue did not follow dropped frames the
 // wall then released: "missing" on a loaded machine.
 size_t SyncQueueDepth(const WallConfig& c) {
-  const double frames = static_cast<double>(c.sync.deadline_after_tick_ns(c.wall.fps)) * c.wall.fps / 1e9;
+  const double frames =
+      static_cast<double>(c.sync.deadline_after_tick_ns(c.wall.fps)) * c.wall.fps / 1e9;
   return std::clamp<size_t>(static_cast<size_t>(std::ceil(frames)) + 1, 3, 16);
 }
 
@@ -59,17 +67,20 @@ bool SayWrongGeometry(const WallConfig& c, uint32_t tile, const AssemblerStats& 
   const uint64_t beyond = a.malformed[static_cast<size_t>(ParseError::kLineBeyondHeight)] +
                           a.malformed[static_cast<size_t>(ParseError::kSegmentBeyondWidth)];
   if (a.frames_wrong_geometry == 0 && beyond == 0) return false;
-  fmt::print(stderr,
-             "receiver: tile {}: the stream does not fit the tile: configured {}x{}, arriving {}x{} "
-             "({} frames ended short of the tile, {} packets beyond it); see tile_width/tile_height in {}\n",
-             TileId::FromIndex(tile, c.wall.layout).Name(), c.wall.tile.width, c.wall.tile.height, a.arriving.width,
-             a.arriving.height, a.frames_wrong_geometry, beyond, c.source);
+  fmt::print(
+      stderr,
+      "receiver: tile {}: the stream does not fit the tile: configured {}x{}, arriving {}x{} "
+      "({} frames ended short of the tile, {} packets beyond it); see tile_width/tile_height in "
+      "{}\n",
+      TileId::FromIndex(tile, c.wall.layout).Name(), c.wall.tile.width, c.wall.tile.height,
+      a.arriving.width, a.arriving.height, a.frames_wrong_geometry, beyond, c.source);
   return true;
 }
 
 }  // namespace
 
-int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std::atomic<bool>* stop) {
+int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
+                    const std::atomic<bool>* stop) {
   const DisplayNode* node = nullptr;
   uint32_t node_index = 0;
   for (uint32_t n = 0; n < c.nodes.size(); ++n)
@@ -77,7 +88,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   if (!node) {
     std::string names;
     for (const DisplayNode& n : c.nodes) names += (names.empty() ? "" : ", ") + n.name;
-    fmt::print(stderr, "receiver: {}: no display node '{}' (the nodes are: {})\n", c.source, o.node, names);
+    fmt::print(stderr, "receiver: {}: no display node '{}' (the nodes are: {})\n", c.source, o.node,
+               names);
     return 2;
   }
   std::mutex log_mu;
@@ -121,7 +133,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     to.assembler.payload_type = source->payload_type;
     to.assembler.show_partial = o.show_partial || (sync && c.sync.partial);
     if (sync) to.assembler.queue_depth = SyncQueueDepth(c);
-    if (sync) to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) { s->ReportComplete(tile, ts); };
+    if (sync)
+      to.on_complete = [s = sync.get()](uint32_t tile, uint32_t ts) {
+        s->ReportComplete(tile, ts);
+      };
     PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
     plan.tile = c.wall.tile;
     plan.max_payload = c.max_udp_payload();
@@ -144,8 +159,9 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     }
     auto r = TileReceiver::Open(std::move(to));
     if (!r.ok()) {
-      fmt::print(stderr, "receiver: tile {}: {}:{}: {}\n", TileId::FromIndex(t, c.wall.layout).Name(),
-                 node->address, c.routes[t].port, r.status().message());
+      fmt::print(stderr, "receiver: tile {}: {}:{}: {}\n",
+                 TileId::FromIndex(t, c.wall.layout).Name(), node->address, c.routes[t].port,
+                 r.status().message());
       return 1;
     }
     tiles.push_back(std::move(r).value());
@@ -160,13 +176,14 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     }
     display = std::move(d).value();
   }
-  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}, {}\n", node->name, node->address, tiles.size(),
-             c.wall.tile.width, c.wall.tile.height,
+  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}, {}\n", node->name, node->address,
+             tiles.size(), c.wall.tile.width, c.wall.tile.height,
              display ? display->Describe() : "headless",
-             sync ? fmt::format("swap sync via {}:{}", c.control.client_address(), c.control.port) : "no swap sync");
+             sync ? fmt::format("swap sync via {}:{}", c.control.client_address(), c.control.port)
+                  : "no swap sync");
   for (size_t i = 0; i < tiles.size(); ++i)
-    fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(indices[i], c.wall.layout).Name(), node->address,
-               c.routes[indices[i]].port);
+    fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(indices[i], c.wall.layout).Name(),
+               node->address, c.routes[indices[i]].port);
   std::fflush(stdout);
   for (auto& t : tiles) t->Start();
 
@@ -196,8 +213,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
       auto f = tiles[i]->TakeFrame(e.timestamp, e.decision == SyncDecision::kPartial);
       got[i] = f.has_value();
       any = any || got[i];
-      if (!got[i]) ++synced.missing;
-      else if (display) display->Upload(i, f->pixels);
+      if (!got[i])
+        ++synced.missing;
+      else if (display)
+        display->Upload(i, f->pixels);
     }
     if (!any) return;
     last_tick = e.tick;
@@ -210,7 +229,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
     for (size_t i = 0; i < tiles.size(); ++i)
       if (got[i]) sync->ReportShown(indices[i], e.timestamp, now);
   };
-  while (!stop->load() && (o.duration_s <= 0 || Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
+  while (!stop->load() && (o.duration_s <= 0 ||
+                           Clock::now() - start < std::chrono::duration<double>(o.duration_s))) {
     if (sync) {
       events.clear();
       sync->Poll(display ? 2 : 5, &events);
@@ -223,7 +243,8 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
         if (sync) sync->SendCommand(command);
       if (ev.toggle_overlay) {
         overlay = !overlay;
-        for (size_t i = 0; i < tiles.size(); ++i) display->SetOverlay(i, overlay ? overlay_text[i] : "");
+        for (size_t i = 0; i < tiles.size(); ++i)
+          display->SetOverlay(i, overlay ? overlay_text[i] : "");
         last_draw = {};  // repaint now
       }
     }
@@ -262,24 +283,29 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
       const TileReceiverStats st = tiles[i]->Snapshot();
       const Totals s = Sum(st);
       if (!geometry_said[i]) geometry_said[i] = SayWrongGeometry(c, indices[i], st.assembler);
-      now.bytes += s.bytes, now.lost += s.lost, now.complete += s.complete, now.incomplete += s.incomplete,
-          now.malformed += s.malformed;
+      now.bytes += s.bytes, now.lost += s.lost, now.complete += s.complete,
+          now.incomplete += s.incomplete, now.malformed += s.malformed;
       // The overlay: what this tile showed and received in the last second.
-      const uint64_t frames = synced_now ? shown_now - shown_previous : s.complete - tile_previous[i].complete;
-      overlay_text[i] = fmt::format("{}  {} FPS  {:.2f} GBIT/S  LOSS {}  {}",
-                                    TileId::FromIndex(indices[i], c.wall.layout).Name(), frames,
-                                    (s.bytes - tile_previous[i].bytes) * 8 / 1e9, s.lost,
-                                    synced_now ? fmt::format("TICK {}", last_tick) : std::string("NO SYNC"));
+      const uint64_t frames =
+          synced_now ? shown_now - shown_previous : s.complete - tile_previous[i].complete;
+      overlay_text[i] =
+          fmt::format("{}  {} FPS  {:.2f} GBIT/S  LOSS {}  {}",
+                      TileId::FromIndex(indices[i], c.wall.layout).Name(), frames,
+                      (s.bytes - tile_previous[i].bytes) * 8 / 1e9, s.lost,
+                      synced_now ? fmt::format("TICK {}", last_tick) : std::string("NO SYNC"));
       if (display && overlay) display->SetOverlay(i, overlay_text[i]);
       if (sync) sync->ReportStats(indices[i], frames, s.lost, s.incomplete);
       tile_previous[i] = s;
     }
     shown_previous = shown_now;
     if (!o.quiet) {
-      fmt::print("{:7.1f} s  {} tiles  {:.2f} Gbit/s  {:.1f} frames/s per tile  lost {}  incomplete {}  malformed {}\n",
-                 std::chrono::duration<double>(Clock::now() - start).count(), tiles.size(),
-                 (now.bytes - previous.bytes) * 8 / 1e9, double(now.complete - previous.complete) / tiles.size(),
-                 now.lost, now.incomplete, now.malformed);
+      fmt::print(
+          "{:7.1f} s  {} tiles  {:.2f} Gbit/s  {:.1f} frames/s per tile  lost {}  incomplete {}  "
+          "malformed {}\n",
+          std::chrono::duration<double>(Clock::now() - start).count(), tiles.size(),
+          (now.bytes - previous.bytes) * 8 / 1e9,
+          double(now.complete - previous.complete) / tiles.size(), now.lost, now.incomplete,
+          now.malformed);
       std::fflush(stdout);
     }
     previous = now;
@@ -299,35 +325,54 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o, const std
   fmt::print("final report: {:.1f} s, node {}{}\n", seconds, node->name,
              display ? fmt::format(", {} window updates", shown) : "");
   if (sync) {
-    fmt::print("swap sync: {} ticks presented, {} partial, {} skipped, {} tile frames released but missing here\n",
-               synced.presented, synced.partial, synced.skipped, synced.missing);
-    j["sync"] = {{"presented", synced.presented}, {"partial", synced.partial}, {"skipped", synced.skipped},
+    fmt::print(
+        "swap sync: {} ticks presented, {} partial, {} skipped, {} tile frames released but "
+        "missing here\n",
+        synced.presented, synced.partial, synced.skipped, synced.missing);
+    j["sync"] = {{"presented", synced.presented},
+                 {"partial", synced.partial},
+                 {"skipped", synced.skipped},
                  {"missing", synced.missing}};
   }
   for (size_t i = 0; i < tiles.size(); ++i) {
     const TileReceiverStats st = tiles[i]->Snapshot();
     const Totals s = Sum(st);
     const std::string name = TileId::FromIndex(indices[i], c.wall.layout).Name();
-    fmt::print("tile {:<6} {:8.1f} Mbps  frames {} complete, {} incomplete  packets {}  lost {}  reordered {}  "
-               "duplicate {}  late {}  malformed {}  foreign {}  out of sequence {}  placed {}  kernel drops {}\n",
-               name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
-               s.duplicate, s.late, s.malformed, s.foreign, s.out_of_sequence, st.placement.placed,
-               st.socket.kernel_drops);
+    fmt::print(
+        "tile {:<6} {:8.1f} Mbps  frames {} complete, {} incomplete  packets {}  lost {}  "
+        "reordered {}  "
+        "duplicate {}  late {}  malformed {}  foreign {}  out of sequence {}  placed {}  kernel "
+        "drops {}\n",
+        name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
+        s.duplicate, s.late, s.malformed, s.foreign, s.out_of_sequence, st.placement.placed,
+        st.socket.kernel_drops);
     nlohmann::json malformed;
     for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
-      if (st.assembler.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
-    j["tiles"].push_back({{"tile", name}, {"mbps", s.bytes * 8 / seconds / 1e6}, {"bytes", s.bytes}, {"frames_complete", s.complete},
-                          {"frames_incomplete", s.incomplete}, {"packets", s.packets}, {"lost", s.lost},
-                          {"reordered", s.reordered}, {"duplicate", s.duplicate}, {"late", s.late},
-                          {"malformed", malformed}, {"foreign_ssrc", st.assembler.foreign_ssrc},
+      if (st.assembler.malformed[e])
+        malformed[ParseErrorName(static_cast<ParseError>(e))] = st.assembler.malformed[e];
+    j["tiles"].push_back({{"tile", name},
+                          {"mbps", s.bytes * 8 / seconds / 1e6},
+                          {"bytes", s.bytes},
+                          {"frames_complete", s.complete},
+                          {"frames_incomplete", s.incomplete},
+                          {"packets", s.packets},
+                          {"lost", s.lost},
+                          {"reordered", s.reordered},
+                          {"duplicate", s.duplicate},
+                          {"late", s.late},
+                          {"malformed", malformed},
+                          {"foreign_ssrc", st.assembler.foreign_ssrc},
                           {"foreign_source", st.assembler.foreign_source},
                           {"wrong_payload_type", st.assembler.wrong_payload_type},
-                          {"probation", st.assembler.probation}, {"sequence_jump", st.assembler.sequence_jump},
+                          {"probation", st.assembler.probation},
+                          {"sequence_jump", st.assembler.sequence_jump},
                           {"timestamp_out_of_sequence", st.assembler.timestamp_out_of_sequence},
                           {"frames_wrong_geometry", st.assembler.frames_wrong_geometry},
-                          {"arriving", fmt::format("{}x{}", st.assembler.arriving.width, st.assembler.arriving.height)},
+                          {"arriving", fmt::format("{}x{}", st.assembler.arriving.width,
+                                                   st.assembler.arriving.height)},
                           {"placed", st.placement.placed},
-                          {"datagrams", st.socket.datagrams}, {"kernel_drops", st.socket.kernel_drops},
+                          {"datagrams", st.socket.datagrams},
+                          {"kernel_drops", st.socket.kernel_drops},
                           {"gathered_bytes", st.placement.gathered}});
   }
   std::fflush(stdout);

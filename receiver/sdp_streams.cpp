@@ -1,10 +1,10 @@
 #include "receiver/sdp_streams.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 namespace tilestream {
 
@@ -19,10 +19,12 @@ Result<std::vector<TileStreamDescription>> ReadSdpFiles(const std::vector<std::s
     text.resize(kMaxSdpBytes + 1);
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxSdpBytes) return Status::InvalidArgument(fmt::format("{}: larger than 64 KiB: not an SDP", path));
+    if (text.size() > kMaxSdpBytes)
+      return Status::InvalidArgument(fmt::format("{}: larger than 64 KiB: not an SDP", path));
     auto d = ParseSdp(text);
     if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", path, d.status().message()));
-    if (d->port == 0) return Status::InvalidArgument(fmt::format("{}: the m=video line names no port", path));
+    if (d->port == 0)
+      return Status::InvalidArgument(fmt::format("{}: the m=video line names no port", path));
     out.push_back(std::move(d).value());
   }
   return out;
@@ -44,12 +46,13 @@ Result<WallConfig> WallConfigForStreams(const std::vector<TileStreamDescription>
   for (size_t i = 0; i < streams.size(); ++i) {
     const TileStreamDescription& d = streams[i];
     if (!(d.tile == first.tile))
-      return Status::InvalidArgument(fmt::format("{}: {}x{} stream, but {} is {}x{}: one geometry per receiver", paths[i],
-                                                 d.tile.width, d.tile.height, paths[0], first.tile.width,
-                                                 first.tile.height));
+      return Status::InvalidArgument(
+          fmt::format("{}: {}x{} stream, but {} is {}x{}: one geometry per receiver", paths[i],
+                      d.tile.width, d.tile.height, paths[0], first.tile.width, first.tile.height));
     if (d.destination_address != first.destination_address)
-      return Status::InvalidArgument(fmt::format("{}: address {}, but {} has {}: one address per receiver", paths[i],
-                                                 d.destination_address, paths[0], first.destination_address));
+      return Status::InvalidArgument(
+          fmt::format("{}: address {}, but {} has {}: one address per receiver", paths[i],
+                      d.destination_address, paths[0], first.destination_address));
     node.tiles.push_back(TileId::FromIndex(static_cast<uint32_t>(i), c.wall.layout));
     node.ports.push_back(d.port);
     node.displays.push_back(static_cast<int>(i));

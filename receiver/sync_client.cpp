@@ -1,11 +1,10 @@
 #include "receiver/sync_client.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <time.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/json_text.h"
@@ -41,7 +40,9 @@ void SyncClient::Connect() {
 void SyncClient::Lost(const std::string& why) {
   {
     std::lock_guard lock(mu_);
-    if (subscribed_) fmt::print("receiver: swap sync with {}:{} lost ({})\n", options_.address, options_.port, why);
+    if (subscribed_)
+      fmt::print("receiver: swap sync with {}:{} lost ({})\n", options_.address, options_.port,
+                 why);
     subscribed_ = false;
     channel_ = LineChannel();
   }
@@ -86,7 +87,8 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
         std::lock_guard lock(mu_);
         subscribed_ = true;
         last_error_.clear();
-        fmt::print("receiver: swap sync with the coordinator at {}:{}\n", options_.address, options_.port);
+        fmt::print("receiver: swap sync with the coordinator at {}:{}\n", options_.address,
+                   options_.port);
         std::fflush(stdout);
       }
       continue;
@@ -115,7 +117,9 @@ void SyncClient::ReportStats(uint32_t tile, uint64_t frames, uint64_t lost, uint
 
 void SyncClient::SendCommand(const std::string& line) { Send(line); }
 
-void SyncClient::ReportComplete(uint32_t tile, uint32_t timestamp) { Send(FormatComplete(tile, timestamp)); }
+void SyncClient::ReportComplete(uint32_t tile, uint32_t timestamp) {
+  Send(FormatComplete(tile, timestamp));
+}
 
 void SyncClient::ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
   Send(FormatShown(tile, timestamp, shown_ns));

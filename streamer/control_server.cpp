@@ -1,13 +1,12 @@
 #include "streamer/control_server.h"
 
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <time.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/control_protocol.h"
@@ -24,7 +23,8 @@ int64_t NowNs() {
 
 }  // namespace
 
-Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config, SwapSyncMaster* sync,
+Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config,
+                                                           SwapSyncMaster* sync,
                                                            CommandHandler handler) {
   std::unique_ptr<ControlServer> s(new ControlServer(config, sync, std::move(handler)));
   s->receiver_stats_.resize(config.tile_count());
@@ -35,9 +35,10 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& con
   }
   auto fd = ListenTcp(config.control.listen_address, config.control.port);
   if (!fd.ok()) {
-    return Status::IoError(fmt::format("control listener: {} (is another streamer running? "
-                                       "control.port in {} sets the port)",
-                                       fd.status().message(), config.source));
+    return Status::IoError(
+        fmt::format("control listener: {} (is another streamer running? "
+                    "control.port in {} sets the port)",
+                    fd.status().message(), config.source));
   }
   s->listener_ = std::move(fd).value();
   sockaddr_storage a{};
@@ -58,13 +59,15 @@ void ControlServer::Poll(int64_t timeout_ns) {
   fds.reserve(clients_.size() + 1);
   fds.push_back({listener_.get(), POLLIN, 0});
   for (const auto& c : clients_)
-    fds.push_back({c->channel.fd(), static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
+    fds.push_back({c->channel.fd(),
+                   static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
   // poll() counts milliseconds; wait at least one unless asked not to wait,
   // or lines from the last call are still waiting.
   bool backlog = false;
   for (const auto& c : clients_) backlog = backlog || c->channel.has_line();
-  const int timeout_ms =
-      timeout_ns <= 0 || backlog ? 0 : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
+  const int timeout_ms = timeout_ns <= 0 || backlog
+                             ? 0
+                             : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
   const int ready = poll(fds.data(), fds.size(), timeout_ms);
   if (ready > 0 && (fds[0].revents & POLLIN)) Accept();
   for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
@@ -88,7 +91,8 @@ void ControlServer::Poll(int64_t timeout_ns) {
   const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * 1'000'000'000;
   for (auto& c : clients_) {
     if (c->node < 0 && c->channel.open() && NowNs() - c->last_input_ns > idle_limit) {
-      c->channel.Send(ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
+      c->channel.Send(
+          ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
       c->channel.Close("idle");
     }
   }
@@ -106,7 +110,8 @@ void ControlServer::Accept() {
     c->authorised = token_.empty();
     c->last_input_ns = NowNs();
     if (clients_.size() >= config_.control.max_clients) {
-      c->channel.Send(ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));
+      c->channel.Send(
+          ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));
       continue;
     }
     clients_.push_back(std::move(c));
@@ -119,10 +124,15 @@ void ControlServer::Accept() {
 void ControlServer::Handle(Client& c, const std::string& line) {
   if (c.node >= 0) {  // a sync connection
     if (auto r = ParseSyncReport(line)) {
-      if (r->tile < config_.tile_count() && config_.routes[r->tile].node == static_cast<uint32_t>(c.node)) {
+      if (r->tile < config_.tile_count() &&
+          config_.routes[r->tile].node == static_cast<uint32_t>(c.node)) {
         switch (r->kind) {
-          case SyncReport::Kind::kComplete: sync_->Complete(r->tile, r->timestamp); break;
-          case SyncReport::Kind::kShown: sync_->Shown(r->tile, r->timestamp, r->shown_ns); break;
+          case SyncReport::Kind::kComplete:
+            sync_->Complete(r->tile, r->timestamp);
+            break;
+          case SyncReport::Kind::kShown:
+            sync_->Shown(r->tile, r->timestamp, r->shown_ns);
+            break;
           case SyncReport::Kind::kStats:
             receiver_stats_[r->tile] = {true, r->frames, r->lost, r->incomplete};
             break;
@@ -159,14 +169,16 @@ void ControlServer::Handle(Client& c, const std::string& line) {
 
 void ControlServer::Subscribe(Client& c, const std::string& node_name) {
   if (!config_.sync.enabled) {
-    c.channel.Send(ErrorReply(fmt::format("swap sync is off (sync.enabled in {})", config_.source)));
+    c.channel.Send(
+        ErrorReply(fmt::format("swap sync is off (sync.enabled in {})", config_.source)));
     return;
   }
   int node = -1;
   for (size_t n = 0; n < config_.nodes.size(); ++n)
     if (config_.nodes[n].name == node_name) node = static_cast<int>(n);
   if (node < 0) {
-    c.channel.Send(ErrorReply(fmt::format("no display node '{}' in {}", Printable(node_name), config_.source)));
+    c.channel.Send(ErrorReply(
+        fmt::format("no display node '{}' in {}", Printable(node_name), config_.source)));
     return;
   }
   // A restarted receiver may reconnect before its old connection is seen

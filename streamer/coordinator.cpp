@@ -1,16 +1,15 @@
 #include "streamer/coordinator.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/control_commands.h"
 #include "common/pacer.h"
@@ -29,13 +28,24 @@ constexpr int64_t kReadyTimeoutNs = 60 * kSecond;
 constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 ms
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
 
-std::string TileName(const WallConfig& c, uint32_t tile) { return TileId::FromIndex(tile, c.wall.layout).Name(); }
+std::string TileName(const WallConfig& c, uint32_t tile) {
+  return TileId::FromIndex(tile, c.wall.layout).Name();
+}
 
 class Coordinator {
  public:
-  Coordinator(const WallComm& comm, const StreamerOptions& options, const Wall& wall, const std::atomic<bool>* stop)
-      : comm_(comm), options_(options), wall_(wall), c_(wall.config), stop_(stop), tiles_(c_.tile_count()),
-        latest_(tiles_), previous_(tiles_), heard_ns_(tiles_, 0), final_(tiles_, false),
+  Coordinator(const WallComm& comm, const StreamerOptions& options, const Wall& wall,
+              const std::atomic<bool>* stop)
+      : comm_(comm),
+        options_(options),
+        wall_(wall),
+        c_(wall.config),
+        stop_(stop),
+        tiles_(c_.tile_count()),
+        latest_(tiles_),
+        previous_(tiles_),
+        heard_ns_(tiles_, 0),
+        final_(tiles_, false),
         sync_(tiles_, c_.sync.partial) {}
 
   int Run() {
@@ -47,7 +57,8 @@ class Coordinator {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
-    auto server = ControlServer::Open(c_, &sync_, [this](const std::string& line) { return commands_.Handle(line); });
+    auto server = ControlServer::Open(
+        c_, &sync_, [this](const std::string& line) { return commands_.Handle(line); });
     if (!server.ok()) {
       fmt::print(stderr, "streamer: {}\n", server.status().message());
       Broadcast(TickCommand::kStop, 0, 0);
@@ -55,8 +66,8 @@ class Coordinator {
     }
     server_ = std::move(server).value();
     if (!options_.bench) {
-      playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */, c_.wall.fps,
-                        c_.joystick);
+      playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */,
+                        c_.wall.fps, c_.joystick);
       commands_.set_playback(&*playback_);
       if (c_.sync.enabled) WaitForDisplayNodes();
     }
@@ -83,33 +94,43 @@ class Coordinator {
       if (!pending) {
         if (stop_->load() || clock_.NowNs() > give_up) {
           for (uint32_t t = 0; t < tiles_; ++t)
-            if (!ready[t]) fmt::print(stderr, "streamer: tile {} (rank {}) did not report ready\n", TileName(c_, t), t + 1);
+            if (!ready[t])
+              fmt::print(stderr, "streamer: tile {} (rank {}) did not report ready\n",
+                         TileName(c_, t), t + 1);
           return false;
         }
         Sleep(1'000'000);
         continue;
       }
       const uint32_t t = static_cast<uint32_t>(st.MPI_SOURCE - 1);
-      MPI_Recv(&messages[t], sizeof(ReadyMessage), MPI_BYTE, st.MPI_SOURCE, kTagReady, comm_.comm, MPI_STATUS_IGNORE);
+      MPI_Recv(&messages[t], sizeof(ReadyMessage), MPI_BYTE, st.MPI_SOURCE, kTagReady, comm_.comm,
+               MPI_STATUS_IGNORE);
       ready[t] = true;
       ++count;
       if (!messages[t].ok) {
         all_ok = false;
-        fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), t + 1, messages[t].message);
+        fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), t + 1,
+                   messages[t].message);
       }
     }
     if (!all_ok) return false;
     {  // the plan, always: it maps ranks to tiles when a rank dies
-      fmt::print("streamer: {} wall of {}x{} tiles at {} fps, MTU {} ({} packing), pacing {}, {}{}\n",
-                 c_.wall.layout.ToString(), c_.wall.tile.width, c_.wall.tile.height, c_.wall.fps, c_.stream.mtu,
-                 c_.stream.packing == Packing::kPacked ? "packed" : "line", c_.stream.pacing ? "on" : "off",
-                 options_.bench ? "benchmark from " + options_.source : "playing",
-                 wall_.movie ? fmt::format(", movie {} ({} frames)", wall_.movie->directory, wall_.movie->frames) : "");
+      fmt::print(
+          "streamer: {} wall of {}x{} tiles at {} fps, MTU {} ({} packing), pacing {}, {}{}\n",
+          c_.wall.layout.ToString(), c_.wall.tile.width, c_.wall.tile.height, c_.wall.fps,
+          c_.stream.mtu, c_.stream.packing == Packing::kPacked ? "packed" : "line",
+          c_.stream.pacing ? "on" : "off",
+          options_.bench ? "benchmark from " + options_.source : "playing",
+          wall_.movie
+              ? fmt::format(", movie {} ({} frames)", wall_.movie->directory, wall_.movie->frames)
+              : "");
       for (uint32_t t = 0; t < tiles_; ++t) {
         const TileRoute& r = c_.routes[t];
         fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t), t + 1,
                    c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
-                   messages[t].numa_node != 0xffffffff ? fmt::format(" (NUMA {})", messages[t].numa_node) : "",
+                   messages[t].numa_node != 0xffffffff
+                       ? fmt::format(" (NUMA {})", messages[t].numa_node)
+                       : "",
                    messages[t].gso ? "  GSO" : "  sendmmsg",
                    wall_.movie && options_.source != "memory"
                        ? (messages[t].direct_io ? "  O_DIRECT" : "  buffered reads")
@@ -156,10 +177,13 @@ class Coordinator {
     std::string missing;
     for (uint32_t n = 0; n < c_.nodes.size(); ++n) {
       bool synced = false;
-      for (uint32_t t = 0; t < tiles_; ++t) synced = synced || (c_.routes[t].node == n && sync_.member(t));
+      for (uint32_t t = 0; t < tiles_; ++t)
+        synced = synced || (c_.routes[t].node == n && sync_.member(t));
       if (!synced) missing += (missing.empty() ? "" : ", ") + c_.nodes[n].name;
     }
-    fmt::print("streamer: swap sync: starting without display node(s) {} (they join when they connect)\n", missing);
+    fmt::print(
+        "streamer: swap sync: starting without display node(s) {} (they join when they connect)\n",
+        missing);
     std::fflush(stdout);
   }
 
@@ -185,7 +209,9 @@ class Coordinator {
         const int64_t now = clock_.NowNs();
         Wait(std::min({due - now, int64_t{2'000'000}, sync_.next_deadline_ns() - now}));
       }
-      if (stop_->load() || commands_.stop_requested() || (options_.ticks && tick >= options_.ticks) || TimeUp()) break;
+      if (stop_->load() || commands_.stop_requested() ||
+          (options_.ticks && tick >= options_.ticks) || TimeUp())
+        break;
       commands_.set_tick(tick);
       const bool send = playback_->ShouldSend(tick);
       const int32_t step = playback_->read_ahead_step();
@@ -193,7 +219,8 @@ class Coordinator {
       if (!send) continue;  // paused: the frame is repeated at a low rate only
       const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
       Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step);
-      if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
+      if (c_.sync.enabled)
+        sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
     }
     // Let the last frames go out and be decided before stopping.
     const int64_t end = clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps);
@@ -206,12 +233,14 @@ class Coordinator {
   void StatusFields(nlohmann::json* out) const {
     nlohmann::json& j = *out;
     const SyncStats& st = sync_.stats();
-    j["sync"] = {{"enabled", c_.sync.enabled}, {"nodes", server_->synced_nodes()}, {"shown", st.presented + st.partial},
-                 {"skipped", st.skipped}, {"skew_mean_ms", st.skew_mean_ms()}, {"skew_max_ms", st.skew_max_ns / 1e6}};
+    j["sync"] = {{"enabled", c_.sync.enabled},         {"nodes", server_->synced_nodes()},
+                 {"shown", st.presented + st.partial}, {"skipped", st.skipped},
+                 {"skew_mean_ms", st.skew_mean_ms()},  {"skew_max_ms", st.skew_max_ns / 1e6}};
     j["tiles"] = nlohmann::json::array();
     const auto& receivers = server_->receiver_stats();
     for (uint32_t t = 0; t < tiles_; ++t) {
-      nlohmann::json tile{{"tile", TileName(c_, t)}, {"rank", t + 1}, {"nic", c_.nics[c_.routes[t].nic].name}};
+      nlohmann::json tile{
+          {"tile", TileName(c_, t)}, {"rank", t + 1}, {"nic", c_.nics[c_.routes[t].nic].name}};
       if (t < last_second_.size()) {
         const StreamSummary& s = last_second_[t];
         tile["gbps"] = s.mbps / 1000;
@@ -220,7 +249,8 @@ class Coordinator {
         tile["late_frames"] = latest_[t].late_frames;
       }
       if (receivers[t].known) {
-        tile["receiver"] = {{"fps", receivers[t].frames}, {"lost", receivers[t].lost},
+        tile["receiver"] = {{"fps", receivers[t].frames},
+                            {"lost", receivers[t].lost},
                             {"incomplete", receivers[t].incomplete}};
       }
       j["tiles"].push_back(tile);
@@ -244,11 +274,12 @@ class Coordinator {
   }
 
   bool TimeUp() const {
-    return options_.duration_s > 0 && clock_.NowNs() - start_ns_ >= static_cast<int64_t>(options_.duration_s * kSecond);
+    return options_.duration_s > 0 &&
+           clock_.NowNs() - start_ns_ >= static_cast<int64_t>(options_.duration_s * kSecond);
   }
 
-  void Broadcast(TickCommand command, uint64_t tick, uint64_t frame, uint32_t timestamp = 0, int64_t interval = 0,
-                 int32_t read_ahead_step = 1) {
+  void Broadcast(TickCommand command, uint64_t tick, uint64_t frame, uint32_t timestamp = 0,
+                 int64_t interval = 0, int32_t read_ahead_step = 1) {
     TickMessage m;
     m.read_ahead_step = read_ahead_step;
     m.tick = tick;
@@ -289,8 +320,8 @@ class Coordinator {
       if (final_[t]) {
         h = Health::kStopping;
       } else if (now - heard_ns_[t] > kTileSilenceNs) {
-        fmt::print(stderr, "streamer: tile {} (rank {}) stopped responding; ending the job\n", TileName(c_, t),
-                   t + 1);
+        fmt::print(stderr, "streamer: tile {} (rank {}) stopped responding; ending the job\n",
+                   TileName(c_, t), t + 1);
         return Health::kDead;
       }
     }
@@ -320,8 +351,9 @@ class Coordinator {
       std::string sync;
       if (server_->synced_nodes() > 0) {
         const SyncStats& st = sync_.stats();
-        sync = fmt::format("  sync: {} nodes, {} shown, {} skipped, skew max {:.2f} ms", server_->synced_nodes(),
-                           st.presented + st.partial, st.skipped, sync_.TakeRecentMaxSkew() / 1e6);
+        sync = fmt::format("  sync: {} nodes, {} shown, {} skipped, skew max {:.2f} ms",
+                           server_->synced_nodes(), st.presented + st.partial, st.skipped,
+                           sync_.TakeRecentMaxSkew() / 1e6);
       }
       fmt::print("{}{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams), sync);
       std::fflush(stdout);
@@ -337,7 +369,9 @@ class Coordinator {
       if (all) return;
       if (clock_.NowNs() > give_up) {
         for (uint32_t t = 0; t < tiles_; ++t)
-          if (!final_[t]) fmt::print(stderr, "streamer: tile {} (rank {}) sent no final report\n", TileName(c_, t), t + 1);
+          if (!final_[t])
+            fmt::print(stderr, "streamer: tile {} (rank {}) sent no final report\n",
+                       TileName(c_, t), t + 1);
         return;
       }
       Sleep(1'000'000);

@@ -1,12 +1,11 @@
 #include "tools/joystick_client.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <time.h>
 
 #include <cmath>
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "common/json_text.h"
 
@@ -27,9 +26,10 @@ std::string ListJoysticks() {
   std::string out;
   for (int i = 0; i < SDL_NumJoysticks(); ++i) {
     SDL_Joystick* j = SDL_JoystickOpen(i);
-    out += fmt::format("{}: {} ({} axes, {} buttons){}\n", i, OrUnknown(SDL_JoystickNameForIndex(i)),
-                       j ? SDL_JoystickNumAxes(j) : 0, j ? SDL_JoystickNumButtons(j) : 0,
-                       SDL_IsGameController(i) ? ", game controller" : "");
+    out +=
+        fmt::format("{}: {} ({} axes, {} buttons){}\n", i, OrUnknown(SDL_JoystickNameForIndex(i)),
+                    j ? SDL_JoystickNumAxes(j) : 0, j ? SDL_JoystickNumButtons(j) : 0,
+                    SDL_IsGameController(i) ? ", game controller" : "");
     if (j) SDL_JoystickClose(j);
   }
   return out.empty() ? "no joystick found\n" : out;
@@ -44,8 +44,8 @@ void JoystickClient::OpenDevice() {
   joystick_ = SDL_JoystickOpen(options_.device);
   if (!joystick_) return;
   axes_.assign(static_cast<size_t>(std::max(0, SDL_JoystickNumAxes(joystick_))), {});
-  fmt::print("joystick: {} ({} axes, {} buttons)\n", OrUnknown(SDL_JoystickName(joystick_)), axes_.size(),
-             SDL_JoystickNumButtons(joystick_));
+  fmt::print("joystick: {} ({} axes, {} buttons)\n", OrUnknown(SDL_JoystickName(joystick_)),
+             axes_.size(), SDL_JoystickNumButtons(joystick_));
   std::fflush(stdout);
 }
 
@@ -91,12 +91,14 @@ void JoystickClient::Poll(int timeout_ms) {
     while (SDL_PollEvent(&e)) {
       switch (e.type) {
         case SDL_JOYAXISMOTION:
-          if (joystick_ && e.jaxis.which == SDL_JoystickInstanceID(joystick_)) Axis(e.jaxis.axis, e.jaxis.value, false);
+          if (joystick_ && e.jaxis.which == SDL_JoystickInstanceID(joystick_))
+            Axis(e.jaxis.axis, e.jaxis.value, false);
           break;
         case SDL_JOYBUTTONDOWN:
         case SDL_JOYBUTTONUP:
           if (joystick_ && e.jbutton.which == SDL_JoystickInstanceID(joystick_))
-            Send(fmt::format("button {} {}", e.jbutton.button, e.type == SDL_JOYBUTTONDOWN ? 1 : 0));
+            Send(
+                fmt::format("button {} {}", e.jbutton.button, e.type == SDL_JOYBUTTONDOWN ? 1 : 0));
           break;
         case SDL_JOYDEVICEREMOVED:
           if (joystick_ && e.jdevice.which == SDL_JoystickInstanceID(joystick_)) {
@@ -113,12 +115,14 @@ void JoystickClient::Poll(int timeout_ms) {
     // Rate-limited axis values whose last change was held back.
     if (joystick_) {
       for (uint32_t i = 0; i < axes_.size(); ++i)
-        if (axes_[i].wanted != axes_[i].sent) Axis(i, SDL_JoystickGetAxis(joystick_, static_cast<int>(i)), false);
+        if (axes_[i].wanted != axes_[i].sent)
+          Axis(i, SDL_JoystickGetAxis(joystick_, static_cast<int>(i)), false);
     }
     if (channel_.open()) {  // replies: only errors matter
       channel_.Receive();
       while (auto line = channel_.NextLine())
-        if (line->find("\"ok\":false") != std::string::npos) fmt::print(stderr, "joystick: {}\n", Printable(*line, 300));
+        if (line->find("\"ok\":false") != std::string::npos)
+          fmt::print(stderr, "joystick: {}\n", Printable(*line, 300));
       if (!channel_.open()) {
         fmt::print("joystick: the streamer went away ({}); reconnecting\n", channel_.why());
         std::fflush(stdout);

@@ -3,18 +3,17 @@
 //   wallctl watch                    status refreshed in place every second
 // Prints the JSON reply; exits 0 on {"ok":true}, 1 on an error reply, 2 when
 // the streamer cannot be reached.
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/json_text.h"
 #include "common/line_channel.h"
@@ -51,30 +50,36 @@ std::optional<std::string> ReadLine(LineChannel* c, int timeout_ms) {
 Result<std::string> Ask(LineChannel* c, const std::string& command, int timeout_ms) {
   if (!c->Send(command)) return Status::IoError("the connection closed (" + c->why() + ")");
   auto reply = ReadLine(c, timeout_ms);
-  if (!reply) return Status::IoError(c->open() ? "no reply in time" : "the connection closed (" + c->why() + ")");
+  if (!reply)
+    return Status::IoError(c->open() ? "no reply in time"
+                                     : "the connection closed (" + c->why() + ")");
   return *reply;
 }
 
 std::string TableOf(const nlohmann::json& s) {
-  std::string out = fmt::format("{}  frame {}/{}  speed {}  loop {}  tick {}\n", Printable(JsonString(s, "state", "?"), 16),
-                                s.value("frame", 0), s.value("frames", 0), s.value("speed", 0.0),
+  std::string out = fmt::format("{}  frame {}/{}  speed {}  loop {}  tick {}\n",
+                                Printable(JsonString(s, "state", "?"), 16), s.value("frame", 0),
+                                s.value("frames", 0), s.value("speed", 0.0),
                                 s.value("loop", false) ? "on" : "off", s.value("tick", 0));
   if (s.contains("sync")) {
     const auto& y = s["sync"];
-    out += fmt::format("sync  {} nodes  {} shown  {} skipped  skew mean {:.2f} max {:.2f} ms\n", y.value("nodes", 0),
-                       y.value("shown", 0), y.value("skipped", 0), y.value("skew_mean_ms", 0.0),
-                       y.value("skew_max_ms", 0.0));
+    out += fmt::format("sync  {} nodes  {} shown  {} skipped  skew mean {:.2f} max {:.2f} ms\n",
+                       y.value("nodes", 0), y.value("shown", 0), y.value("skipped", 0),
+                       y.value("skew_mean_ms", 0.0), y.value("skew_max_ms", 0.0));
   }
-  out += fmt::format("{:<6} {:>4} {:<8} {:>8} {:>9} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", "tile", "rank", "nic",
-                     "Gbit/s", "disk MB/s", "errors", "late", "fps", "lost", "incomplete");
+  out += fmt::format("{:<6} {:>4} {:<8} {:>8} {:>9} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", "tile",
+                     "rank", "nic", "Gbit/s", "disk MB/s", "errors", "late", "fps", "lost",
+                     "incomplete");
   for (const auto& t : s.value("tiles", nlohmann::json::array())) {
     const auto r = t.value("receiver", nlohmann::json::object());
-    out += fmt::format("{:<6} {:>4} {:<8} {:>8.3f} {:>9.1f} {:>7} {:>6} | {:>5} {:>8} {:>10}\n", Printable(JsonString(t, "tile", "?"), 16),
-                       t.value("rank", 0), Printable(JsonString(t, "nic", "?"), 16), t.value("gbps", 0.0),
-                       t.value("disk_mbytes_per_s", 0.0), t.value("send_errors", 0), t.value("late_frames", 0),
-                       r.empty() ? "-" : std::to_string(r.value("fps", 0)),
-                       r.empty() ? "-" : std::to_string(r.value("lost", 0)),
-                       r.empty() ? "-" : std::to_string(r.value("incomplete", 0)));
+    out +=
+        fmt::format("{:<6} {:>4} {:<8} {:>8.3f} {:>9.1f} {:>7} {:>6} | {:>5} {:>8} {:>10}\n",
+                    Printable(JsonString(t, "tile", "?"), 16), t.value("rank", 0),
+                    Printable(JsonString(t, "nic", "?"), 16), t.value("gbps", 0.0),
+                    t.value("disk_mbytes_per_s", 0.0), t.value("send_errors", 0),
+                    t.value("late_frames", 0), r.empty() ? "-" : std::to_string(r.value("fps", 0)),
+                    r.empty() ? "-" : std::to_string(r.value("lost", 0)),
+                    r.empty() ? "-" : std::to_string(r.value("incomplete", 0)));
   }
   return out;
 }
@@ -85,17 +90,19 @@ std::string Table(const nlohmann::json& s) {
   try {
     return TableOf(s);
   } catch (const nlohmann::json::exception&) {
-    return "(a status reply this wallctl does not understand: " + Printable(JsonText(s), 200) + ")\n";
+    return "(a status reply this wallctl does not understand: " + Printable(JsonText(s), 200) +
+           ")\n";
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
-               "Commands: play, pause, toggle, seek N, step +N|-N, speed X, loop on|off, status, help,\n"
-               "axis I V, button I 0|1, stop; and 'watch' (status refreshed in place).",
-               "wallctl"};
+  CLI::App app{
+      "wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
+      "Commands: play, pause, toggle, seek N, step +N|-N, speed X, loop on|off, status, help,\n"
+      "axis I V, button I 0|1, stop; and 'watch' (status refreshed in place).",
+      "wallctl"};
   std::string config_path, host, token_file;
   int port = 0;
   double timeout_s = 5, interval_s = 1;
@@ -104,12 +111,17 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_path, "Wall config: the control address, port and token file")
       ->check(CLI::ExistingFile);
   app.add_option("--host", host, "Control address (default: the config's, or 127.0.0.1)");
-  app.add_option("--port", port, "Control port (default: the config's, or 7470)")->check(CLI::Range(1, 65535));
-  app.add_option("--token-file", token_file, "File with the token, for a listener that is not loopback");
-  app.add_option("--timeout", timeout_s, "Seconds to wait for the streamer (default 5)")->check(CLI::Range(0.1, 600.0));
-  app.add_option("--interval", interval_s, "watch: seconds between refreshes (default 1)")->check(CLI::Range(0.1, 60.0));
+  app.add_option("--port", port, "Control port (default: the config's, or 7470)")
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--token-file", token_file,
+                 "File with the token, for a listener that is not loopback");
+  app.add_option("--timeout", timeout_s, "Seconds to wait for the streamer (default 5)")
+      ->check(CLI::Range(0.1, 600.0));
+  app.add_option("--interval", interval_s, "watch: seconds between refreshes (default 1)")
+      ->check(CLI::Range(0.1, 60.0));
   app.add_option("--count", count, "watch: stop after this many refreshes (default: until Ctrl-C)");
-  app.prefix_command();  // the first word not an option starts the command ("step -1" is not a flag)
+  app.prefix_command();  // the first word not an option starts the command ("step -1" is not a
+                         // flag)
   app.footer("Example: wallctl --config configs/demo-5x3.toml seek 120");
   CLI11_PARSE(app, argc, argv);
   words = app.remaining();
@@ -147,7 +159,8 @@ int main(int argc, char** argv) {
     auto reply = Ask(&channel, "auth " + *token, timeout_ms);
     const auto j = nlohmann::json::parse(reply.ok() ? *reply : "", nullptr, false);
     if (!reply.ok() || !JsonBool(j, "ok")) {
-      fmt::print(stderr, "wallctl: auth refused: {}\n", reply.ok() ? Printable(*reply, 300) : reply.status().message());
+      fmt::print(stderr, "wallctl: auth refused: {}\n",
+                 reply.ok() ? Printable(*reply, 300) : reply.status().message());
       return 2;
     }
   }

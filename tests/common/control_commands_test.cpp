@@ -58,8 +58,9 @@ TEST(ControlCommands, EveryByteValueInACommandOrArgumentGetsValidJson) {
   commands.set_playback(&p);
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
-    for (const std::string& line : {std::string(1, c), "seek " + std::string(1, c), std::string("pl") + c + "ay",
-                                    "loop " + std::string(3, c), "axis 1 " + std::string(1, c)}) {
+    for (const std::string& line :
+         {std::string(1, c), "seek " + std::string(1, c), std::string("pl") + c + "ay",
+          "loop " + std::string(3, c), "axis 1 " + std::string(1, c)}) {
       Parsed(commands.Handle(line));
     }
   }
@@ -68,8 +69,9 @@ TEST(ControlCommands, EveryByteValueInACommandOrArgumentGetsValidJson) {
 
 TEST(ControlCommands, BrokenUtf8IsQuotedEscapedInTheError) {
   ControlCommands commands;
-  for (const std::string& line : {std::string("seek \xff\xfe"), std::string("\xc0\xaf"), std::string("\xe2\x82"),
-                                  std::string("\xed\xa0\x80 1"), std::string("se\0ek 1", 7)}) {
+  for (const std::string& line :
+       {std::string("seek \xff\xfe"), std::string("\xc0\xaf"), std::string("\xe2\x82"),
+        std::string("\xed\xa0\x80 1"), std::string("se\0ek 1", 7)}) {
     auto j = Parsed(commands.Handle(line));
     EXPECT_EQ(j["ok"], false) << line;
   }

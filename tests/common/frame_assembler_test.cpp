@@ -19,8 +19,8 @@ const TileGeometry kTile{100, 20};  // 6000 bytes: 5 packets of 1460 at MTU 1500
 using Packets = std::vector<std::vector<std::byte>>;
 
 // The packets of one frame as our streamer sends them.
-Packets FramePackets(const std::vector<std::byte>& frame, uint32_t timestamp, uint32_t first_sequence,
-                     uint32_t ssrc = 7) {
+Packets FramePackets(const std::vector<std::byte>& frame, uint32_t timestamp,
+                     uint32_t first_sequence, uint32_t ssrc = 7) {
   PacketizerOptions o;
   o.tile = kTile;
   o.max_payload = 1460;
@@ -90,7 +90,7 @@ TEST(FrameAssembler, ShowsPartialFramesOverThePreviousPictureByPolicy) {
   auto r = a.TakeReady();
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->complete);
-  EXPECT_EQ(r->pixels[0], f2[0]);    // from packet 0 of the new frame
+  EXPECT_EQ(r->pixels[0], f2[0]);        // from packet 0 of the new frame
   EXPECT_EQ(r->pixels[1500], f1[1500]);  // packet 1's region: the old picture
 }
 
@@ -205,7 +205,9 @@ TEST(FrameAssembler, FollowsA16BitSequenceThroughItsWrap) {
   std::vector<std::vector<std::byte>> packets;
   uint32_t seq = 0xfffe;
   for (uint16_t line = 0; line < kTile.height; line += 4) {
-    p.segments = {{line, 0, 300}, {uint16_t(line + 1), 0, 300}, {uint16_t(line + 2), 0, 300},
+    p.segments = {{line, 0, 300},
+                  {uint16_t(line + 1), 0, 300},
+                  {uint16_t(line + 2), 0, 300},
                   {uint16_t(line + 3), 0, 150}};
     p.sequence = seq++ & 0xffff;  // extended half stays 0
     p.timestamp = 1234;
@@ -261,7 +263,8 @@ TEST(FrameAssembler, SpoofedSequencesAndTimestampsNeitherEndFramesNorCountAsLoss
     for (size_t i = 0; i < p.size(); ++i) {
       a.Add(p[i]);
       // Between every two packets: random, a constant sequence, a wrong type.
-      for (const auto& bad : {Spoofed(next() >> 8, next()), Spoofed(4242, next()), Spoofed(next() >> 8, next(), 97)}) {
+      for (const auto& bad : {Spoofed(next() >> 8, next()), Spoofed(4242, next()),
+                              Spoofed(next() >> 8, next(), 97)}) {
         a.Add(bad);
         ++spoofed;
       }
@@ -275,7 +278,8 @@ TEST(FrameAssembler, SpoofedSequencesAndTimestampsNeitherEndFramesNorCountAsLoss
   EXPECT_EQ(s.frames_complete, 200u);
   EXPECT_EQ(s.frames_incomplete, 0u);
   EXPECT_EQ(s.wrong_payload_type, spoofed / 3);
-  EXPECT_EQ(s.duplicate + s.late + s.probation + s.sequence_jump + s.timestamp_out_of_sequence + s.wrong_payload_type,
+  EXPECT_EQ(s.duplicate + s.late + s.probation + s.sequence_jump + s.timestamp_out_of_sequence +
+                s.wrong_payload_type,
             spoofed)
       << "every spoofed packet refused under a reason of its own";
 }
@@ -315,8 +319,9 @@ TEST(FrameAssembler, ANewTimestampOutOfSequenceOrTooFarAheadIsRefused) {
   a.Add(p[1]);
   EXPECT_EQ(a.Add(Spoofed(3, 1000 + FrameAssembler::kMaxTimestampAdvance + 1)),
             AddResult::kTimestampOutOfSequence);  // in sequence, too far ahead
-  EXPECT_EQ(a.Add(Spoofed(2000, 0x40000000)), AddResult::kTimestampOutOfSequence);  // ahead, far ahead
-  EXPECT_EQ(a.Add(Spoofed(5, 500)), AddResult::kTimestampOutOfSequence);      // ahead, older timestamp
+  EXPECT_EQ(a.Add(Spoofed(2000, 0x40000000)),
+            AddResult::kTimestampOutOfSequence);                          // ahead, far ahead
+  EXPECT_EQ(a.Add(Spoofed(5, 500)), AddResult::kTimestampOutOfSequence);  // ahead, older timestamp
   for (size_t i = 2; i < p.size(); ++i) EXPECT_EQ(a.Add(p[i]), AddResult::kOk);
   EXPECT_EQ(a.stats().lost, 0u);
   EXPECT_TRUE(Shows(*a.TakeReady(), f));
@@ -360,17 +365,18 @@ TEST(FrameAssembler, TheTakenFrameStaysIntactWhileNewerFramesArrive) {
   const auto f1 = PatternFrame(kTile, 14);
   AddAll(a, FramePackets(f1, 1000, 0));
   auto taken = a.TakeReady();
-  for (uint32_t k = 1; k <= 5; ++k) AddAll(a, FramePackets(PatternFrame(kTile, 14 + k), 1000 + 3600 * k, 5 * k));
+  for (uint32_t k = 1; k <= 5; ++k)
+    AddAll(a, FramePackets(PatternFrame(kTile, 14 + k), 1000 + 3600 * k, 5 * k));
   EXPECT_TRUE(Shows(*taken, f1));  // never overwritten while held
   auto newest = a.TakeReady();
   EXPECT_TRUE(Shows(*newest, PatternFrame(kTile, 19)));  // older untaken ones were replaced
   EXPECT_EQ(a.stats().frames_complete, 6u);
 }
 
-
 TEST(FrameAssembler, HoldsQueuedFramesUntilTheirTickIsTaken) {
   FrameAssembler a = Make();
-  for (uint32_t k = 0; k < 3; ++k) AddAll(a, FramePackets(PatternFrame(kTile, 20 + k), 1000 + 3600 * k, 5 * k));
+  for (uint32_t k = 0; k < 3; ++k)
+    AddAll(a, FramePackets(PatternFrame(kTile, 20 + k), 1000 + 3600 * k, 5 * k));
   EXPECT_FALSE(a.TakeFrame(999, false).has_value());  // never had it
   auto second = a.TakeFrame(4600, false);             // drops the older 1000
   ASSERT_TRUE(second.has_value());
@@ -385,7 +391,8 @@ TEST(FrameAssembler, HoldsQueuedFramesUntilTheirTickIsTaken) {
 
 TEST(FrameAssembler, AFullQueueDropsItsOldestFrame) {
   FrameAssembler a = Make();
-  for (uint32_t k = 0; k < 5; ++k) AddAll(a, FramePackets(PatternFrame(kTile, 30 + k), 1000 + 3600 * k, 5 * k));
+  for (uint32_t k = 0; k < 5; ++k)
+    AddAll(a, FramePackets(PatternFrame(kTile, 30 + k), 1000 + 3600 * k, 5 * k));
   EXPECT_FALSE(a.TakeFrame(1000, false).has_value());
   EXPECT_FALSE(a.TakeFrame(4600, false).has_value());
   for (uint32_t k = 2; k < 5; ++k) {

@@ -1,10 +1,9 @@
 #include "common/line_channel.h"
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-
-#include <gtest/gtest.h>
 
 namespace tilestream {
 namespace {

@@ -93,8 +93,9 @@ TEST(WallConfig, EmptyFileIsTheDefaultWall) {
 }
 
 TEST(WallConfig, PortsAndDisplaysCanBeGivenPerTile) {
-  auto c = ParseWallConfig(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nports = [6000]\ndisplays = [2]"),
-                           "wall.toml");
+  auto c = ParseWallConfig(
+      With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nports = [6000]\ndisplays = [2]"),
+      "wall.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->routes[0].port, 6000);
   EXPECT_EQ(c->routes[0].display, 2);
@@ -102,8 +103,9 @@ TEST(WallConfig, PortsAndDisplaysCanBeGivenPerTile) {
 }
 
 TEST(WallConfig, ATileCanTakeAnSdpFileOrAnySsrc) {
-  auto c = ParseWallConfig(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nsdp = [\"gst.sdp\"]\nany_ssrc = [\"r0c0\"]"),
-                           "wall.toml");
+  auto c = ParseWallConfig(
+      With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nsdp = [\"gst.sdp\"]\nany_ssrc = [\"r0c0\"]"),
+      "wall.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->routes[0].sdp, "gst.sdp");
   EXPECT_TRUE(c->routes[0].any_ssrc);
@@ -133,7 +135,8 @@ TEST(WallConfig, RejectsSyntaxErrorWithLine) {
 TEST(WallConfig, RejectsUnknownKey) {
   EXPECT_THAT(Error(With("tile_height = 32", "tile_hieght = 32")),
               HasSubstr("wall.tile_hieght: unknown key"));
-  EXPECT_THAT(Error(std::string(kTwoTiles) + "[display]\nx = 1\n"), HasSubstr("display: unknown key"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[display]\nx = 1\n"),
+              HasSubstr("display: unknown key"));
 }
 
 TEST(WallConfig, RejectsWrongType) {
@@ -157,11 +160,13 @@ TEST(WallConfig, RejectsTileOnTwoNodes) {
 }
 
 TEST(WallConfig, RejectsTileOnNoNode) {
-  EXPECT_THAT(Error(With("columns = 2", "columns = 3")), HasSubstr("tile r0c2 is on no display node"));
+  EXPECT_THAT(Error(With("columns = 2", "columns = 3")),
+              HasSubstr("tile r0c2 is on no display node"));
 }
 
 TEST(WallConfig, RejectsPortClash) {
-  const std::string toml = With("address = \"127.0.0.2\"", "address = \"127.0.0.1\"\nports = [50000]");
+  const std::string toml =
+      With("address = \"127.0.0.2\"", "address = \"127.0.0.1\"\nports = [50000]");
   EXPECT_THAT(Error(toml), HasSubstr("port 50000 on 127.0.0.1 is used by tiles r0c0 and r0c1"));
 }
 
@@ -181,7 +186,8 @@ TEST(WallConfig, RejectsMtuTooSmallForOnePixel) {
 }
 
 TEST(WallConfig, RejectsDuplicateNodeAndNicNames) {
-  EXPECT_THAT(Error(With("name = \"b\"", "name = \"a\"")), HasSubstr("display node 'a' is listed twice"));
+  EXPECT_THAT(Error(With("name = \"b\"", "name = \"a\"")),
+              HasSubstr("display node 'a' is listed twice"));
   EXPECT_THAT(Error(std::string(kTwoTiles) + "[[nic]]\nname = \"eth0\"\n"),
               HasSubstr("NIC 'eth0' is listed twice"));
 }
@@ -193,8 +199,11 @@ TEST(WallConfig, RejectsBadAddresses) {
               HasSubstr("node[1].address"));
   EXPECT_THAT(Error(With("address = \"127.0.0.2\"", "address = \"300.1.1.1\"")),
               HasSubstr("node[1].address: '300.1.1.1' is not an address or host name"));
-  EXPECT_THAT(Error(With("address = \"127.0.0.2\"", "address = \"-node.wall\"")), HasSubstr("node[1].address"));
-  EXPECT_TRUE(ParseWallConfig(With("address = \"127.0.0.2\"", "address = \"tile-02.wall.example\""), "w.toml").ok());
+  EXPECT_THAT(Error(With("address = \"127.0.0.2\"", "address = \"-node.wall\"")),
+              HasSubstr("node[1].address"));
+  EXPECT_TRUE(ParseWallConfig(With("address = \"127.0.0.2\"", "address = \"tile-02.wall.example\""),
+                              "w.toml")
+                  .ok());
 }
 
 TEST(WallConfig, RejectsNonLoopbackControlWithoutToken) {
@@ -209,13 +218,15 @@ TEST(WallConfig, RejectsNonLoopbackControlWithoutToken) {
 }
 
 TEST(WallConfig, RejectsWildcardControlWithoutClientAddress) {
-  EXPECT_THAT(Error(std::string(kTwoTiles) + "[control]\nlisten = \"::\"\ntoken_file = \"/etc/t\"\n"),
-              HasSubstr("control.address: the control listener is on every address (::)"));
+  EXPECT_THAT(
+      Error(std::string(kTwoTiles) + "[control]\nlisten = \"::\"\ntoken_file = \"/etc/t\"\n"),
+      HasSubstr("control.address: the control listener is on every address (::)"));
 }
 
 TEST(WallConfig, ReadsTheJoystickMap) {
-  auto c = ParseWallConfig(std::string(kTwoTiles) + "[joystick]\nscrub_axis = 2\nscrub_speed = 4.5\ntoggle_button = 7\n",
-                           "w.toml");
+  auto c = ParseWallConfig(
+      std::string(kTwoTiles) + "[joystick]\nscrub_axis = 2\nscrub_speed = 4.5\ntoggle_button = 7\n",
+      "w.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->joystick.scrub_axis, 2u);
   EXPECT_DOUBLE_EQ(c->joystick.scrub_speed, 4.5);
@@ -226,7 +237,8 @@ TEST(WallConfig, ReadsTheJoystickMap) {
 }
 
 TEST(WallConfig, ReadsSyncSettings) {
-  auto c = ParseWallConfig(std::string(kTwoTiles) + "[sync]\npolicy = \"partial\"\ndeadline_ms = 20\n", "w.toml");
+  auto c = ParseWallConfig(
+      std::string(kTwoTiles) + "[sync]\npolicy = \"partial\"\ndeadline_ms = 20\n", "w.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_TRUE(c->sync.enabled);
   EXPECT_TRUE(c->sync.partial);
@@ -237,7 +249,8 @@ TEST(WallConfig, ReadsSyncSettings) {
   EXPECT_EQ(c->sync.deadline_after_tick_ns(25), 80'000'000);  // one interval to send, one of slack
   EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\npolicy = \"wait\"\n"),
               HasSubstr("sync.policy: 'wait' is not a policy (skip or partial)"));
-  EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\nenable = true\n"), HasSubstr("sync.enable: unknown key"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\nenable = true\n"),
+              HasSubstr("sync.enable: unknown key"));
 }
 
 TEST(WallConfig, RejectsPayloadTypeOutsideDynamicRange) {
@@ -246,7 +259,8 @@ TEST(WallConfig, RejectsPayloadTypeOutsideDynamicRange) {
 }
 
 TEST(WallConfig, ReportsEveryProblemAtOnce) {
-  const std::string e = Error(With("tile_width = 64\ntile_height = 32", "tile_width = -1\ntile_height = 99999"));
+  const std::string e =
+      Error(With("tile_width = 64\ntile_height = 32", "tile_width = -1\ntile_height = 99999"));
   EXPECT_THAT(e, HasSubstr("wall.tile_width"));
   EXPECT_THAT(e, HasSubstr("wall.tile_height"));
 }
@@ -256,7 +270,8 @@ TEST(WallConfig, ValidateCatchesFlagOverridesThatBreakTheConfig) {
   ASSERT_TRUE(c.ok());
   c->wall.layout = {1, 1};  // as --layout 1x1 would
   const Status s = ValidateWallConfig(&*c);
-  EXPECT_THAT(s.message(), HasSubstr("wall.toml:20: node[1].tiles: tile r0c1 is outside the 1x1 layout"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("wall.toml:20: node[1].tiles: tile r0c1 is outside the 1x1 layout"));
 }
 
 TEST(WallConfig, MissingFileIsAnIoError) {

@@ -7,10 +7,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/control_commands.h"
 #include "common/control_protocol.h"
@@ -25,11 +24,13 @@ void CheckReply(const std::string& reply) {
   if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean()) __builtin_trap();
 }
 
-void OneLine(std::string_view line, tilestream::ControlCommands* commands, tilestream::Playback* playback) {
+void OneLine(std::string_view line, tilestream::ControlCommands* commands,
+             tilestream::Playback* playback) {
   tilestream::ParseSyncReport(line);
   tilestream::ParseSyncEvent(line);
   if (auto c = tilestream::ParseCommand(line); c.ok()) {
-    if (!std::isfinite(c->value) || c->value < -64 || c->value > 64 || c->frame < 0) __builtin_trap();
+    if (!std::isfinite(c->value) || c->value < -64 || c->value > 64 || c->frame < 0)
+      __builtin_trap();
   }
   CheckReply(commands->Handle(line));
   for (int i = 0; i < 3; ++i)
@@ -41,7 +42,8 @@ void OneLine(std::string_view line, tilestream::ControlCommands* commands, tiles
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   tilestream::Playback playback(7, 30);
-  tilestream::ControlCommands commands([](nlohmann::json* j) { (*j)["tiles"] = nlohmann::json::array(); });
+  tilestream::ControlCommands commands(
+      [](nlohmann::json* j) { (*j)["tiles"] = nlohmann::json::array(); });
   commands.set_playback(&playback);
   for (int lines = 0; !input.empty() && lines < 64; ++lines) {
     const size_t end = input.find_first_of("\r\n");

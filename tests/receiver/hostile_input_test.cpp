@@ -20,20 +20,19 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/packetizer.h"
 #include "common/unique_fd.h"
 #include "common/wall_config.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
-#include "tests/support/receiver_path.h"
 #include "tests/support/packet_builder.h"
+#include "tests/support/receiver_path.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/udp_port.h"
 
@@ -64,10 +63,14 @@ class Sender {
   }
   // Returns whether the kernel took it (a full socket buffer on the
   // receiving side is a drop there, not an error here).
-  bool Send(const Bytes& b) { return send(fd_.get(), b.data(), b.size(), 0) == static_cast<ssize_t>(b.size()); }
+  bool Send(const Bytes& b) {
+    return send(fd_.get(), b.data(), b.size(), 0) == static_cast<ssize_t>(b.size());
+  }
   // From now on each Send is cut into datagrams of `size` bytes by the
   // kernel (UDP GSO): one syscall sends dozens, to flood.
-  void Segment(int size) { EXPECT_EQ(setsockopt(fd_.get(), SOL_UDP, UDP_SEGMENT, &size, sizeof size), 0); }
+  void Segment(int size) {
+    EXPECT_EQ(setsockopt(fd_.get(), SOL_UDP, UDP_SEGMENT, &size, sizeof size), 0);
+  }
 
  private:
   UniqueFd fd_;
@@ -103,11 +106,13 @@ class HostileInputTest : public ::testing::Test {
       port_ = r->port();
     }
     config_ = dir_ / "wall.toml";
-    std::ofstream(config_) << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 160\ntile_height = 100\nfps = 25\n"
-                              "[stream]\nmtu = 1500\nreceive_buffer = 4194304\n"
-                              "[[nic]]\nname = \"lo\"\naddress = \"127.0.0.1\"\n"
-                              "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
-                              "ports = [" << port_ << "]\n";
+    std::ofstream(config_)
+        << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+           "[stream]\nmtu = 1500\nreceive_buffer = 4194304\n"
+           "[[nic]]\nname = \"lo\"\naddress = \"127.0.0.1\"\n"
+           "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
+           "ports = ["
+        << port_ << "]\n";
     auto c = LoadWallConfig(config_);
     ASSERT_TRUE(c.ok()) << c.status().message();
     PacketizerOptions o;
@@ -120,8 +125,9 @@ class HostileInputTest : public ::testing::Test {
     pid_ = fork();
     if (pid_ == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec " + testing::ReceiverPath() + " --config " + config_ + " --node n --headless --no-sync -q --json " +
-             (dir_ / "rx.json") + " --frame-log " + (dir_ / "rx.txt") + " > " + (dir_ / "rx.out") + " 2>&1")
+            ("exec " + testing::ReceiverPath() + " --config " + config_ +
+             " --node n --headless --no-sync -q --json " + (dir_ / "rx.json") + " --frame-log " +
+             (dir_ / "rx.txt") + " > " + (dir_ / "rx.out") + " 2>&1")
                 .c_str(),
             nullptr);
       _exit(127);
@@ -185,10 +191,11 @@ class HostileInputTest : public ::testing::Test {
     uint64_t malformed = 0;
     for (const auto& [name, n] : t["malformed"].items()) malformed += n.get<uint64_t>();
     EXPECT_EQ(t["datagrams"].get<uint64_t>(),
-              t["packets"].get<uint64_t>() + t["duplicate"].get<uint64_t>() + t["late"].get<uint64_t>() + malformed +
-                  t["foreign_ssrc"].get<uint64_t>() + t["foreign_source"].get<uint64_t>() +
-                  t["wrong_payload_type"].get<uint64_t>() + t["probation"].get<uint64_t>() +
-                  t["sequence_jump"].get<uint64_t>() + t["timestamp_out_of_sequence"].get<uint64_t>())
+              t["packets"].get<uint64_t>() + t["duplicate"].get<uint64_t>() +
+                  t["late"].get<uint64_t>() + malformed + t["foreign_ssrc"].get<uint64_t>() +
+                  t["foreign_source"].get<uint64_t>() + t["wrong_payload_type"].get<uint64_t>() +
+                  t["probation"].get<uint64_t>() + t["sequence_jump"].get<uint64_t>() +
+                  t["timestamp_out_of_sequence"].get<uint64_t>())
         << t.dump();
     const auto logged = testing::ReadFrameLog(dir_ / "rx.txt");
     for (const auto& [ts, sum] : logged.at(0)) {
@@ -224,7 +231,8 @@ TEST_F(HostileInputTest, EveryBadPacketIsCountedUnderItsReasonAndTheStreamStaysE
   auto craft = [&](CraftedPacket p, const char* reason) {
     p.ssrc = TileSsrc(0);
     p.timestamp = 1000;
-    p.sequence = 60000 + static_cast<uint32_t>(hostile.size());  // never reached: must not count as loss
+    p.sequence =
+        60000 + static_cast<uint32_t>(hostile.size());  // never reached: must not count as loss
     hostile.emplace_back(Craft(p, kTile, pixels), reason);
   };
   auto segment = [](uint16_t line, uint16_t offset, uint16_t length) {
@@ -339,8 +347,10 @@ TEST_F(HostileInputTest, EveryBadPacketIsCountedUnderItsReasonAndTheStreamStaysE
   usleep(300000);
 
   const auto t = Stop();
-  ASSERT_EQ(t["kernel_drops"], 0) << "the socket buffer overflowed: the counts below cannot be exact";
-  for (const auto& [reason, n] : expected) EXPECT_EQ(t["malformed"][reason], n) << reason << ": " << t.dump();
+  ASSERT_EQ(t["kernel_drops"], 0)
+      << "the socket buffer overflowed: the counts below cannot be exact";
+  for (const auto& [reason, n] : expected)
+    EXPECT_EQ(t["malformed"][reason], n) << reason << ": " << t.dump();
   EXPECT_EQ(t["malformed"].size(), expected.size()) << t.dump();
   EXPECT_EQ(t["foreign_ssrc"], next_foreign);
   EXPECT_EQ(t["foreign_source"], sent_foreign_source);
@@ -350,7 +360,8 @@ TEST_F(HostileInputTest, EveryBadPacketIsCountedUnderItsReasonAndTheStreamStaysE
   EXPECT_EQ(t["frames_complete"], frames.size());
   EXPECT_EQ(t["frames_incomplete"], 0);
   ExpectEveryDatagramAccountedAndEveryFrameExact(t);
-  EXPECT_EQ(testing::ReadFrameLog(dir_ / "rx.txt")[0].size(), frames.size()) << "every frame sent was logged";
+  EXPECT_EQ(testing::ReadFrameLog(dir_ / "rx.txt")[0].size(), frames.size())
+      << "every frame sent was logged";
 }
 
 // A flood of plausible packets (another SSRC) as fast as loopback takes them,
@@ -371,7 +382,8 @@ TEST_F(HostileInputTest, AFloodFarAboveLineRateIsDroppedAndTheStreamRecovers) {
   constexpr size_t kPerSend = 40;  // one GSO send
   Bytes junk(packet * kPerSend);
   for (size_t i = 0; i < kPerSend; ++i) {
-    plan_->Build(1, PatternFrame(kTile, 7), 5, static_cast<uint32_t>(9 + i), {junk.data() + i * packet, packet});
+    plan_->Build(1, PatternFrame(kTile, 7), 5, static_cast<uint32_t>(9 + i),
+                 {junk.data() + i * packet, packet});
     junk[i * packet + 11] ^= std::byte{0x77};  // another SSRC
   }
   std::thread flood([&] {
@@ -398,11 +410,14 @@ TEST_F(HostileInputTest, AFloodFarAboveLineRateIsDroppedAndTheStreamRecovers) {
   usleep(300000);
 
   const auto t = Stop();
-  std::printf("flood: %llu datagrams sent (%.0f times the tile's packet rate), %llu received, %llu dropped by the "
-              "kernel; RSS %ld KiB before, %ld KiB after\n",
-              static_cast<unsigned long long>(flood_sent), flood_sent / 1.5 / (25.0 * plan_->packet_count()),
-              static_cast<unsigned long long>(t["datagrams"].get<uint64_t>()),
-              static_cast<unsigned long long>(t["kernel_drops"].get<uint64_t>()), rss_before, rss_flooded);
+  std::printf(
+      "flood: %llu datagrams sent (%.0f times the tile's packet rate), %llu received, %llu dropped "
+      "by the "
+      "kernel; RSS %ld KiB before, %ld KiB after\n",
+      static_cast<unsigned long long>(flood_sent),
+      flood_sent / 1.5 / (25.0 * plan_->packet_count()),
+      static_cast<unsigned long long>(t["datagrams"].get<uint64_t>()),
+      static_cast<unsigned long long>(t["kernel_drops"].get<uint64_t>()), rss_before, rss_flooded);
   EXPECT_GT(flood_sent, 100 * 1.5 * 25 * plan_->packet_count()) << "not far above the tile's rate";
   EXPECT_GT(t["foreign_ssrc"].get<uint64_t>(), 0u);
   EXPECT_LE(t["foreign_ssrc"].get<uint64_t>(), flood_sent);
@@ -413,7 +428,8 @@ TEST_F(HostileInputTest, AFloodFarAboveLineRateIsDroppedAndTheStreamRecovers) {
     EXPECT_LE(rss_flooded, rss_before + 4096) << "the receiver grew under the flood";
   ExpectEveryDatagramAccountedAndEveryFrameExact(t);
   const auto logged = testing::ReadFrameLog(dir_ / "rx.txt")[0];
-  for (uint32_t ts : after) EXPECT_TRUE(logged.count(ts)) << "frame of timestamp " << ts << " after the flood";
+  for (uint32_t ts : after)
+    EXPECT_TRUE(logged.count(ts)) << "frame of timestamp " << ts << " after the flood";
 }
 
 }  // namespace

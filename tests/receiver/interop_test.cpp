@@ -16,12 +16,11 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/tile_store.h"
 #include "common/udp_socket.h"
@@ -42,14 +41,18 @@ using testing::TempDir;
 
 constexpr uint32_t kWidth = 640, kHeight = 400, kFrames = 30;
 
-bool Have(const char* program) { return std::system((std::string("command -v ") + program + " >/dev/null").c_str()) == 0; }
+bool Have(const char* program) {
+  return std::system((std::string("command -v ") + program + " >/dev/null").c_str()) == 0;
+}
 
 // The checksums of the raw RGB frames of `tile` in `path`, in order.
-std::vector<std::string> SentChecksums(const std::string& path, TileGeometry tile = {kWidth, kHeight}) {
+std::vector<std::string> SentChecksums(const std::string& path,
+                                       TileGeometry tile = {kWidth, kHeight}) {
   std::ifstream in(path, std::ios::binary);
   std::vector<std::string> out;
   std::vector<std::byte> frame(tile.frame_bytes());
-  while (in.read(reinterpret_cast<char*>(frame.data()), static_cast<std::streamsize>(frame.size()))) {
+  while (
+      in.read(reinterpret_cast<char*>(frame.data()), static_cast<std::streamsize>(frame.size()))) {
     char text[17];
     snprintf(text, sizeof text, "%016llx",
              static_cast<unsigned long long>(FrameChecksum(frame.data(), frame.size())));
@@ -89,9 +92,10 @@ class InteropTest : public ::testing::Test {
     pid_ = fork();
     if (pid_ == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec " + testing::ReceiverPath() + " " + (arguments.empty() ? "--sdp " + sdp : arguments) +
-             " --headless -q --json " + (dir_ / "rx.json") +
-             " --frame-log " + (dir_ / "rx.txt") + " > " + (dir_ / "rx.out") + " 2>&1")
+            ("exec " + testing::ReceiverPath() + " " +
+             (arguments.empty() ? "--sdp " + sdp : arguments) + " --headless -q --json " +
+             (dir_ / "rx.json") + " --frame-log " + (dir_ / "rx.txt") + " > " + (dir_ / "rx.out") +
+             " 2>&1")
                 .c_str(),
             nullptr);
       _exit(127);
@@ -137,10 +141,13 @@ class InteropTest : public ::testing::Test {
   // A wall config of one 640x400 tile on this test's port, with `extra`
   // keys in its node table.
   std::string Config(const std::string& extra) {
-    std::ofstream(dir_ / "wall.toml") << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 640\ntile_height = 400\n"
-                                         "[sync]\nenabled = false\n"
-                                         "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
-                                         "ports = [" << port_ << "]\n" << extra << "\n";
+    std::ofstream(dir_ / "wall.toml")
+        << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 640\ntile_height = 400\n"
+           "[sync]\nenabled = false\n"
+           "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
+           "ports = ["
+        << port_ << "]\n"
+        << extra << "\n";
     return "--config " + (dir_ / "wall.toml");
   }
 
@@ -148,15 +155,18 @@ class InteropTest : public ::testing::Test {
   // `arguments` for the receiver.
   void GstreamerAtMtu(int mtu, const std::string& arguments = "") {
     if (!Have("gst-launch-1.0")) GTEST_SKIP() << "no gst-launch-1.0 (gstreamer1.0-tools)";
-    std::ofstream(dir_ / "in.sdp") << "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=gst\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
-                                   << "m=video " << port_ << " RTP/AVP 96\r\na=rtpmap:96 raw/90000\r\n"
-                                   << "a=fmtp:96 sampling=RGB; width=640; height=400; depth=8\r\n";
+    std::ofstream(dir_ / "in.sdp")
+        << "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=gst\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+        << "m=video " << port_ << " RTP/AVP 96\r\na=rtpmap:96 raw/90000\r\n"
+        << "a=fmtp:96 sampling=RGB; width=640; height=400; depth=8\r\n";
     StartReceiver(dir_ / "in.sdp", arguments);
-    const auto tx = Shell("gst-launch-1.0 -q videotestsrc num-buffers=30 pattern=ball ! "
-                          "video/x-raw,format=RGB,width=640,height=400,framerate=30/1 ! tee name=t ! queue ! "
-                          "rtpvrawpay mtu=" + std::to_string(mtu) + " ! udpsink host=127.0.0.1 port=" +
-                              std::to_string(port_) + " t. ! queue ! filesink location=" + (dir_ / "sent.rgb"),
-                          dir_);
+    const auto tx = Shell(
+        "gst-launch-1.0 -q videotestsrc num-buffers=30 pattern=ball ! "
+        "video/x-raw,format=RGB,width=640,height=400,framerate=30/1 ! tee name=t ! queue ! "
+        "rtpvrawpay mtu=" +
+            std::to_string(mtu) + " ! udpsink host=127.0.0.1 port=" + std::to_string(port_) +
+            " t. ! queue ! filesink location=" + (dir_ / "sent.rgb"),
+        dir_);
     ASSERT_EQ(tx.exit_code, 0) << tx.output;
     ExpectEveryFrameExact(Finish(kFrames));
   }
@@ -184,16 +194,21 @@ TEST_F(InteropTest, FfmpegRtpSenderArrivesPixelExact) {
   if (!Have("ffmpeg")) GTEST_SKIP() << "no ffmpeg";
   const std::string url = "\"rtp://127.0.0.1:" + std::to_string(port_) + "?pkt_size=1400\"";
   const std::string encode = "-c:v rawvideo -pix_fmt rgb24";
-  const std::string source = "ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc=size=640x400:rate=30 ";
+  const std::string source =
+      "ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc=size=640x400:rate=30 ";
   // ffmpeg writes its SDP as it starts sending: one frame first for the
   // SDP (the same stream description), then the real run into the receiver.
-  auto sdp = Shell(source + "-frames:v 1 " + encode + " -f rtp -sdp_file " + (dir_ / "ff.sdp") + " " + url, dir_);
+  auto sdp =
+      Shell(source + "-frames:v 1 " + encode + " -f rtp -sdp_file " + (dir_ / "ff.sdp") + " " + url,
+            dir_);
   ASSERT_EQ(sdp.exit_code, 0) << sdp.output;
   StartReceiver(dir_ / "ff.sdp");
-  const auto tx = Shell("ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc=size=640x400:rate=30 "
-                        "-frames:v 30 " + encode + " -f rtp " + url + " -frames:v 30 " + encode + " -f rawvideo " +
-                            (dir_ / "sent.rgb"),
-                        dir_);
+  const auto tx = Shell(
+      "ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc=size=640x400:rate=30 "
+      "-frames:v 30 " +
+          encode + " -f rtp " + url + " -frames:v 30 " + encode + " -f rawvideo " +
+          (dir_ / "sent.rgb"),
+      dir_);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   ExpectEveryFrameExact(Finish(kFrames));
 }
@@ -221,15 +236,18 @@ class StreamerInteropTest : public InteropTest {
     co.progress = false;
     ASSERT_TRUE(CutMovie(**source, co).ok());
     manifest_ = *OpenTileStore(dir_ / "movie");
-    std::ofstream(dir_ / "wall.toml") << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 160\ntile_height = 100\nfps = 25\n"
-                                         "[stream]\nmtu = 1500\n[sync]\nenabled = false\n"
-                                         "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
-                                         "ports = [" << port_ << "]\n";
+    std::ofstream(dir_ / "wall.toml")
+        << "[wall]\ncolumns = 1\nrows = 1\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+           "[stream]\nmtu = 1500\n[sync]\nenabled = false\n"
+           "[[node]]\nname = \"n\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\"]\n"
+           "ports = ["
+        << port_ << "]\n";
   }
 
   testing::ProcessResult Stream(uint64_t ticks, const std::string& extra = "") {
-    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + (dir_ / "wall.toml") +
-                     " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q " + extra,
+    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
+                     (dir_ / "wall.toml") + " --movie " + (dir_ / "movie") + " --ticks " +
+                     std::to_string(ticks) + " -q " + extra,
                  dir_);
   }
 
@@ -239,7 +257,8 @@ class StreamerInteropTest : public InteropTest {
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
-      execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + (dir_ / "listener.out") + " 2>&1").c_str(), nullptr);
+      execl("/bin/sh", "sh", "-c",
+            ("exec " + command + " > " + (dir_ / "listener.out") + " 2>&1").c_str(), nullptr);
       _exit(127);
     }
     for (int i = 0; i < 600 && !testing::UdpPortBound(port_); ++i)
@@ -268,10 +287,12 @@ class StreamerInteropTest : public InteropTest {
     const auto got = SentChecksums(path, kTile);
     ASSERT_EQ(got.size(), frames) << Output("listener.out");
     uint64_t first = 0;
-    while (first < kStoreFrames && testing::StoreFrameChecksum(manifest_, 0, first) != got[0]) ++first;
+    while (first < kStoreFrames && testing::StoreFrameChecksum(manifest_, 0, first) != got[0])
+      ++first;
     ASSERT_LT(first, kStoreFrames) << "the first frame written is no frame of the store";
     for (size_t k = 0; k < got.size(); ++k)
-      EXPECT_EQ(got[k], testing::StoreFrameChecksum(manifest_, 0, (first + k) % kStoreFrames)) << "frame " << k;
+      EXPECT_EQ(got[k], testing::StoreFrameChecksum(manifest_, 0, (first + k) % kStoreFrames))
+          << "frame " << k;
   }
 
   std::string Output(const std::string& name) {
@@ -286,10 +307,12 @@ class StreamerInteropTest : public InteropTest {
 
 TEST_F(StreamerInteropTest, GstreamerRtpvrawdepayReceivesTheStoresFrames) {
   if (!Have("gst-launch-1.0")) GTEST_SKIP() << "no gst-launch-1.0 (gstreamer1.0-tools)";
-  StartListener("gst-launch-1.0 -e udpsrc port=" + std::to_string(port_) +
-                " caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=RGB,"
-                "depth=(string)8,width=(string)160,height=(string)100,payload=96\" ! rtpvrawdepay ! "
-                "video/x-raw,format=RGB ! filesink location=" + (dir_ / "got.rgb"));
+  StartListener(
+      "gst-launch-1.0 -e udpsrc port=" + std::to_string(port_) +
+      " caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=RGB,"
+      "depth=(string)8,width=(string)160,height=(string)100,payload=96\" ! rtpvrawdepay ! "
+      "video/x-raw,format=RGB ! filesink location=" +
+      (dir_ / "got.rgb"));
   const auto tx = Stream(20);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopListener(dir_ / "got.rgb", 20, SIGINT);  // -e: EOS on SIGINT, the file is whole
@@ -303,7 +326,8 @@ TEST_F(StreamerInteropTest, FfmpegReadingTheStreamersSdpReceivesTheStoresFrames)
   const auto sdp = Stream(1, "--sdp-dir " + (dir_ / "sdp"));
   ASSERT_EQ(sdp.exit_code, 0) << sdp.output;
   StartListener("ffmpeg -hide_banner -loglevel warning -protocol_whitelist file,udp,rtp -i " +
-                (dir_ / "sdp/tile_r0c0.sdp") + " -frames:v 20 -f rawvideo -pix_fmt rgb24 " + (dir_ / "got.rgb"));
+                (dir_ / "sdp/tile_r0c0.sdp") + " -frames:v 20 -f rawvideo -pix_fmt rgb24 " +
+                (dir_ / "got.rgb"));
   const auto tx = Stream(30);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopListener(dir_ / "got.rgb", 20, SIGTERM);  // it ends by itself after 20 frames

@@ -10,17 +10,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
-#include <set>
 #include <atomic>
-#include <optional>
-#include <tuple>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "common/line_channel.h"
 #include "common/ppm.h"
@@ -73,12 +72,16 @@ class ReceiverTest : public ::testing::Test {
       ports.push_back(std::to_string(r->port()));
     }
     config_ = dir_ / "wall.toml";
-    std::ofstream(config_) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
-                              "[stream]\nmtu = 1500\n"
-                              "[[node]]\nname = \"left\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r1c0\"]\n"
-                              "ports = [" << ports[0] << ", " << ports[2] << "]\n"
-                              "[[node]]\nname = \"right\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c1\", \"r1c1\"]\n"
-                              "ports = [" << ports[1] << ", " << ports[3] << "]\n";
+    std::ofstream(config_)
+        << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+           "[stream]\nmtu = 1500\n"
+           "[[node]]\nname = \"left\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r1c0\"]\n"
+           "ports = ["
+        << ports[0] << ", " << ports[2]
+        << "]\n"
+           "[[node]]\nname = \"right\"\naddress = \"127.0.0.1\"\ntiles = [\"r0c1\", \"r1c1\"]\n"
+           "ports = ["
+        << ports[1] << ", " << ports[3] << "]\n";
   }
 
   // Receivers run until stopped: none may outlive a failed test.
@@ -96,16 +99,18 @@ class ReceiverTest : public ::testing::Test {
     const pid_t pid = fork();
     if (pid == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec " + testing::ReceiverPath() + " --config " + config_ + " --node " + node + " --headless -q --json " +
-             (dir_ / (tag + ".json")) + " --frame-log " + (dir_ / (tag + ".txt")) + " > " + (dir_ / (tag + ".out")) +
-             " 2>&1")
+            ("exec " + testing::ReceiverPath() + " --config " + config_ + " --node " + node +
+             " --headless -q --json " + (dir_ / (tag + ".json")) + " --frame-log " +
+             (dir_ / (tag + ".txt")) + " > " + (dir_ / (tag + ".out")) + " 2>&1")
                 .c_str(),
             nullptr);
       _exit(127);
     }
     started_.push_back(pid);
     // Ready once it lists its two tiles: their sockets are open.
-    EXPECT_TRUE(testing::WaitFor([&] { return testing::FileContains(dir_ / (tag + ".out"), " <- ", 2); })) << tag;
+    EXPECT_TRUE(testing::WaitFor([&] {
+      return testing::FileContains(dir_ / (tag + ".out"), " <- ", 2);
+    })) << tag;
     return pid;
   }
 
@@ -125,9 +130,9 @@ class ReceiverTest : public ::testing::Test {
   }
 
   testing::ProcessResult Stream(uint64_t ticks) {
-    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
-                     " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q --json " +
-                     (dir_ / "streamer.json"),
+    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
+                     config_ + " --movie " + (dir_ / "movie") + " --ticks " +
+                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json"),
                  dir_);
   }
 
@@ -151,7 +156,9 @@ class ReceiverTest : public ::testing::Test {
       if (s["tile"] == name) return s["frames"].get<uint64_t>();
     return 0;
   }
-  uint64_t TicksSkippedBySenders() { return Report("streamer")["aggregate"]["skipped_ticks"].get<uint64_t>(); }
+  uint64_t TicksSkippedBySenders() {
+    return Report("streamer")["aggregate"]["skipped_ticks"].get<uint64_t>();
+  }
 
   // Waits (bounded) until the streamer of this test plays tick `tick`.
   bool WaitForTick(int64_t tick) {
@@ -173,7 +180,8 @@ class ReceiverTest : public ::testing::Test {
     std::map<uint32_t, std::vector<uint64_t>> out;
     for (const auto& [tile, frames] : FrameLog(tag)) {
       const auto which = FrameOfChecksum(tile);
-      for (const auto& [ts, sum] : frames) out[tile].push_back(which.count(sum) ? which.at(sum) : 999);
+      for (const auto& [ts, sum] : frames)
+        out[tile].push_back(which.count(sum) ? which.at(sum) : 999);
     }
     return out;
   }
@@ -187,7 +195,9 @@ class ReceiverTest : public ::testing::Test {
     return testing::ReadFrameLog(dir_ / (tag + ".txt"));
   }
 
-  std::string StoreChecksum(uint32_t tile, uint64_t frame) { return testing::StoreFrameChecksum(manifest_, tile, frame); }
+  std::string StoreChecksum(uint32_t tile, uint64_t frame) {
+    return testing::StoreFrameChecksum(manifest_, tile, frame);
+  }
 
   TempDir dir_;
   MovieManifest manifest_;
@@ -211,7 +221,8 @@ TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {
   const auto streamer = Report("streamer");
   EXPECT_EQ(streamer["sync"]["presented"], kTicks) << streamer["sync"].dump();
   EXPECT_EQ(streamer["sync"]["skipped"], 0);
-  EXPECT_GE(streamer["sync"]["skew_samples"].get<uint64_t>(), kTicks - 1) << "the last one may end with the job";
+  EXPECT_GE(streamer["sync"]["skew_samples"].get<uint64_t>(), kTicks - 1)
+      << "the last one may end with the job";
   EXPECT_GE(streamer["sync"]["skew_max_ms"].get<double>(), 0.0);
   EXPECT_LT(streamer["sync"]["skew_p50_ms"].get<double>(), 20.0) << "two processes on one machine";
   for (const std::string tag : {"left", "right"}) {
@@ -270,7 +281,8 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
   // the next tick: at most the tick it joined in the middle of is skipped
   // (and any tick a sender skipped, late on a loaded machine).
   const uint64_t sender_skips = TicksSkippedBySenders();
-  EXPECT_GE(left_report["sync"]["presented"].get<uint64_t>() + sender_skips, kLong - 1) << left_report["sync"].dump();
+  EXPECT_GE(left_report["sync"]["presented"].get<uint64_t>() + sender_skips, kLong - 1)
+      << left_report["sync"].dump();
   EXPECT_LE(Report("streamer")["sync"]["skipped"].get<uint64_t>(), 1u + sender_skips)
       << Report("streamer")["sync"].dump();
   EXPECT_GE(Report("right-2")["sync"]["presented"].get<uint64_t>(), 20u);
@@ -287,7 +299,6 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
   }
 }
 
-
 // A node that joins the sync but never has a frame (here: a bare sync
 // connection for "right"): every tick reaches its deadline incomplete and is
 // skipped on every tile, so the left node shows nothing it could not show
@@ -298,8 +309,10 @@ TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
   std::thread fake_right([&] {
     std::optional<LineChannel> c;
     while (!done && !c) {
-      if (auto fd = ConnectTcp("127.0.0.1", 7470, 200); fd.ok()) c.emplace(std::move(fd).value());
-      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (auto fd = ConnectTcp("127.0.0.1", 7470, 200); fd.ok())
+        c.emplace(std::move(fd).value());
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (c) c->Send("sync right");
     while (!done && c && c->open()) {
@@ -323,7 +336,6 @@ TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
   EXPECT_EQ(j["sync"]["presented"], 0);
   for (const auto& t : j["tiles"]) EXPECT_EQ(t["frames_complete"], kTicks) << "it had them all";
 }
-
 
 // The control channel end to end: wallctl commands change what every tile
 // shows, at the same tick.
@@ -376,7 +388,8 @@ TEST_F(ReceiverTest, StepBackwardsPlayAndLoopOffReachTheStartAndHold) {
       while (i > 0 && frames[i - 1] == 0) --i;
       ASSERT_LT(i, frames.size()) << "tile " << tile << " ends on frame 0";
       ASSERT_GE(i, 4u);
-      EXPECT_EQ(std::vector<uint64_t>(frames.begin() + i - 4, frames.begin() + i), (std::vector<uint64_t>{4, 3, 2, 1}))
+      EXPECT_EQ(std::vector<uint64_t>(frames.begin() + i - 4, frames.begin() + i),
+                (std::vector<uint64_t>{4, 3, 2, 1}))
           << "tile " << tile;
     }
   }
@@ -393,8 +406,10 @@ TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
     std::vector<UniqueFd> idle;
     for (int tries = 0; idle.empty() && tries < 300; ++tries) {
       auto fd = ConnectTcp("127.0.0.1", 7470, 1000);
-      if (fd.ok()) idle.push_back(std::move(fd).value());
-      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (fd.ok())
+        idle.push_back(std::move(fd).value());
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ASSERT_FALSE(idle.empty()) << "the streamer never listened";
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -423,10 +438,10 @@ TEST_F(ReceiverTest, HostileClientsNeitherStallTheServerNorTheStream) {
   EXPECT_LE(Report("streamer")["sync"]["skipped"].get<uint64_t>(), TicksSkippedBySenders());
   for (const std::string tag : {"left", "right"}) {
     const auto report = Report(tag);  // the loop below refers into it
-    for (const auto& t : report["tiles"]) EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
+    for (const auto& t : report["tiles"])
+      EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
   }
 }
-
 
 // Spoofed packets on one tile of a live wall: well-formed RFC 4175 with the
 // tile's own SSRC, about 1,000 a second: random sequence numbers and
@@ -466,9 +481,14 @@ TEST_F(ReceiverTest, DISABLED_SpoofedPacketsOnOneTileNeitherBreakItsStreamNorThe
       const uint16_t line = next() % 100;
       p.segments = {{line, 0, 480}};
       switch (spoofed % 4) {
-        case 1: p.sequence = 4242; break;
-        case 2: p.payload_type = 97; break;
-        default: break;
+        case 1:
+          p.sequence = 4242;
+          break;
+        case 2:
+          p.payload_type = 97;
+          break;
+        default:
+          break;
       }
       std::vector<std::byte> bytes = testing::Craft(p, {160, 100}, pixels);
       if (spoofed % 4 == 3) bytes.resize(20);  // truncated
@@ -496,7 +516,8 @@ TEST_F(ReceiverTest, DISABLED_SpoofedPacketsOnOneTileNeitherBreakItsStreamNorThe
       EXPECT_EQ(t["lost"], 0) << t.dump();
       if (t["tile"] == "r0c0") {
         EXPECT_GE(t["frames_complete"].get<uint64_t>(), ticks * 99 / 100) << t.dump();
-        EXPECT_GT(t["sequence_jump"].get<uint64_t>() + t["timestamp_out_of_sequence"].get<uint64_t>(), 0u)
+        EXPECT_GT(
+            t["sequence_jump"].get<uint64_t>() + t["timestamp_out_of_sequence"].get<uint64_t>(), 0u)
             << t.dump();
         EXPECT_GT(t["wrong_payload_type"].get<uint64_t>(), 0u) << t.dump();
       } else {
@@ -504,7 +525,8 @@ TEST_F(ReceiverTest, DISABLED_SpoofedPacketsOnOneTileNeitherBreakItsStreamNorThe
       }
     }
     for (const auto& [tile, frames] : FramesReceived(tag))
-      for (uint64_t f : frames) EXPECT_LT(f, kFrames) << "tile " << tile << ": a frame that was never sent";
+      for (uint64_t f : frames)
+        EXPECT_LT(f, kFrames) << "tile " << tile << ": a frame that was never sent";
   }
 }
 
@@ -520,17 +542,21 @@ std::vector<std::string> HostileControlLines() {
     lines.push_back("seek " + c);
     lines.push_back("seek 1" + c + "\xff");
   }
-  for (const char* utf8 : {"\xc0\xaf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xe2\x82", "\xf0\x9f\x98", "\xed\xa0\x80",
-                           "\xf4\x90\x80\x80", "\xfe\xff", "\x80"}) {
+  for (const char* utf8 :
+       {"\xc0\xaf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xe2\x82", "\xf0\x9f\x98", "\xed\xa0\x80",
+        "\xf4\x90\x80\x80", "\xfe\xff", "\x80"}) {
     lines.push_back(utf8);
     lines.push_back(std::string("seek ") + utf8);
     lines.push_back(std::string("status ") + utf8);
   }
   lines.push_back(std::string("play\0", 5));
   lines.push_back(std::string("\0\0\0", 3));
-  lines.push_back(std::string("seek \0" "1", 7));
-  for (const char* command : {"play", "pause", "toggle", "seek 3", "step 1", "speed 1", "loop off", "status", "help",
-                              "axis 0 0.5", "button 0 1", "stop", "sync left"})
+  lines.push_back(
+      std::string("seek \0"
+                  "1",
+                  7));
+  for (const char* command : {"play", "pause", "toggle", "seek 3", "step 1", "speed 1", "loop off",
+                              "status", "help", "axis 0 0.5", "button 0 1", "stop", "sync left"})
     lines.push_back(std::string(command) + " \xff\xfe\x01junk");
   return lines;
 }
@@ -577,14 +603,16 @@ bool IsJsonReply(const std::string& line) {
 // of the stream reaches every tile.
 TEST_F(ReceiverTest, AnyBytesOnTheControlPortGetOneJsonReplyPerLineAndTheWallPlaysOn) {
   std::ofstream(dir_ / "token") << "s3cret\n";
-  std::ofstream(config_, std::ios::app) << "[control]\ntoken_file = \"" << (dir_ / "token") << "\"\n"
-                                        << "[sync]\ndeadline_ms = 500\n";
+  std::ofstream(config_, std::ios::app)
+      << "[control]\ntoken_file = \"" << (dir_ / "token") << "\"\n"
+      << "[sync]\ndeadline_ms = 500\n";
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   const std::vector<std::string> lines = HostileControlLines();
   std::thread hostile([&] {
     auto connect = [] {
       for (int tries = 0; tries < 600; ++tries) {  // until the streamer listens
-        if (auto fd = ConnectTcp("127.0.0.1", 7470, 1000); fd.ok()) return LineChannel(std::move(fd).value());
+        if (auto fd = ConnectTcp("127.0.0.1", 7470, 1000); fd.ok())
+          return LineChannel(std::move(fd).value());
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       return LineChannel();
@@ -620,7 +648,8 @@ TEST_F(ReceiverTest, AnyBytesOnTheControlPortGetOneJsonReplyPerLineAndTheWallPla
     };
     wait_shown(10);  // the wall plays
     std::string bytes;
-    for (size_t i = 0; i < lines.size(); ++i) bytes += lines[i] + (i % 3 == 0 ? "\n" : i % 3 == 1 ? "\r\n" : "\r");
+    for (size_t i = 0; i < lines.size(); ++i)
+      bytes += lines[i] + (i % 3 == 0 ? "\n" : i % 3 == 1 ? "\r\n" : "\r");
     const size_t want = AnsweredLines(bytes) + 1;  // and the "help" that marks the end
     bytes += "help\n";
     (void)!send(c.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -654,7 +683,8 @@ TEST_F(ReceiverTest, AnyBytesOnTheControlPortGetOneJsonReplyPerLineAndTheWallPla
       EXPECT_EQ(t["lost"], 0) << t.dump();
     }
     for (const auto& [tile, frames] : FramesReceived(tag))
-      for (uint64_t f : frames) EXPECT_LT(f, kFrames) << "tile " << tile << ": a frame not in the store";
+      for (uint64_t f : frames)
+        EXPECT_LT(f, kFrames) << "tile " << tile << ": a frame not in the store";
   }
 }
 
@@ -677,7 +707,8 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
     };
     auto frame_and_state = [&] {
       const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
-      return std::make_tuple(j.value("frame", -1), j.value("state", std::string()), j.value("scrubbing", false));
+      return std::make_tuple(j.value("frame", -1), j.value("state", std::string()),
+                             j.value("scrubbing", false));
     };
     // Each step waits for its effect (bounded), not for a fixed time: under
     // load the streamer starts and the coordinator answers later.
@@ -687,7 +718,8 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
         return done();
       });
     };
-    ASSERT_TRUE(until([&] { return client.connected() && Ctl("pause").first == 0; })) << "the streamer never came up";
+    ASSERT_TRUE(until([&] { return client.connected() && Ctl("pause").first == 0; }))
+        << "the streamer never came up";
     ASSERT_EQ(Ctl("seek 2").first, 0);
     for (int i = 0; i < 2; ++i) {  // press and release button 5 twice
       SDL_JoystickSetVirtualButton(stick, 5, 1);
@@ -695,8 +727,9 @@ TEST_F(ReceiverTest, AVirtualJoystickStepsAndScrubsTheWall) {
       SDL_JoystickSetVirtualButton(stick, 5, 0);
       run(100);
     }
-    EXPECT_TRUE(until([&] { return frame_and_state() == std::make_tuple(4, std::string("paused"), false); }))
-        << "two steps forward from 2";
+    EXPECT_TRUE(until([&] {
+      return frame_and_state() == std::make_tuple(4, std::string("paused"), false);
+    })) << "two steps forward from 2";
     SDL_JoystickSetVirtualAxis(stick, 0, -16000);  // half left: scrub backwards
     EXPECT_TRUE(until([&] {
       const auto s = frame_and_state();
@@ -731,17 +764,20 @@ TEST_F(ReceiverTest, TheMosaicScreenshotShowsOneFrameWithEveryTileInItsPlace) {
   // One node with all four tiles, on the fixture's ports.
   const std::vector<std::string>& ports = ports_;
   const std::string one = dir_ / "one-node.toml";
-  std::ofstream(one) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
-                        "[stream]\nmtu = 1500\n"
-                        "[[node]]\nname = \"wall\"\naddress = \"127.0.0.1\"\n"
-                        "tiles = [\"r0c0\", \"r1c0\", \"r0c1\", \"r1c1\"]\n"
-                        "ports = [" << ports[0] << ", " << ports[2] << ", " << ports[1] << ", " << ports[3] << "]\n";
+  std::ofstream(one)
+      << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+         "[stream]\nmtu = 1500\n"
+         "[[node]]\nname = \"wall\"\naddress = \"127.0.0.1\"\n"
+         "tiles = [\"r0c0\", \"r1c0\", \"r0c1\", \"r1c1\"]\n"
+         "ports = ["
+      << ports[0] << ", " << ports[2] << ", " << ports[1] << ", " << ports[3] << "]\n";
   const std::string shot = dir_ / "mosaic.ppm";
   const pid_t rx = fork();
   if (rx == 0) {
     execl("/bin/sh", "sh", "-c",
-          ("exec xvfb-run -a -s '-screen 0 640x480x24' sh -c 'echo $$ > " + (dir_ / "rx.pid") + "; exec " RECEIVER_PATH
-           " --config " + one + " --mosaic --window 320x200 -q --screenshot " + shot + "' > " + (dir_ / "rx.out") +
+          ("exec xvfb-run -a -s '-screen 0 640x480x24' sh -c 'echo $$ > " + (dir_ / "rx.pid") +
+           "; exec " RECEIVER_PATH " --config " + one +
+           " --mosaic --window 320x200 -q --screenshot " + shot + "' > " + (dir_ / "rx.out") +
            " 2>&1")
               .c_str(),
           nullptr);
@@ -759,7 +795,8 @@ TEST_F(ReceiverTest, TheMosaicScreenshotShowsOneFrameWithEveryTileInItsPlace) {
   waitpid(rx, nullptr, 0);
   started_.clear();
   auto image = ReadPpm(shot);
-  ASSERT_TRUE(image.ok()) << image.status().message() << "\n" << Shell("cat " + (dir_ / "rx.out"), dir_).output;
+  ASSERT_TRUE(image.ok()) << image.status().message() << "\n"
+                          << Shell("cat " + (dir_ / "rx.out"), dir_).output;
   ASSERT_EQ(image->width, 320u);
   ASSERT_EQ(image->height, 200u);
   std::set<uint64_t> shown;
@@ -767,14 +804,16 @@ TEST_F(ReceiverTest, TheMosaicScreenshotShowsOneFrameWithEveryTileInItsPlace) {
     const TileId id = TileId::FromIndex(tile, manifest_.layout);
     std::vector<std::byte> pixels(manifest_.tile.frame_bytes());
     for (uint32_t y = 0; y < 100; ++y)
-      std::memcpy(&pixels[y * 480], &image->rgb[((id.row * 100 + y) * 320 + id.column * 160) * 3], 480);
+      std::memcpy(&pixels[y * 480], &image->rgb[((id.row * 100 + y) * 320 + id.column * 160) * 3],
+                  480);
     char sum[17];
     snprintf(sum, sizeof sum, "%016llx",
              static_cast<unsigned long long>(FrameChecksum(pixels.data(), pixels.size())));
     const auto which = FrameOfChecksum(tile);
     ASSERT_TRUE(which.count(sum)) << "tile " << id.Name() << " shows no frame of its own";
     shown.insert(which.at(sum));
-    EXPECT_TRUE(std::any_of(pixels.begin(), pixels.end(), [](std::byte b) { return b != std::byte{0}; }));
+    EXPECT_TRUE(
+        std::any_of(pixels.begin(), pixels.end(), [](std::byte b) { return b != std::byte{0}; }));
   }
   EXPECT_EQ(shown.size(), 1u) << "every tile shows the same frame";
 }

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <functional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -87,11 +87,14 @@ class StreamerTest : public ::testing::Test {
     std::string ports;
     for (const auto& c : captures) ports += (ports.empty() ? "" : ", ") + std::to_string(c->port());
     const std::string path = dir_ / "wall.toml";
-    std::ofstream(path) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nbezel_x = 8\n"
-                           "bezel_y = 4\nfps = 25\n\n[stream]\nmtu = 1500\n\n"
-                           "[sync]\nwait_ms = 0  # the test captures take no part in swap sync\n\n[[node]]\nname = \"local\"\n"
-                           "address = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r0c1\", \"r1c0\", \"r1c1\"]\nports = ["
-                        << ports << "]\n" << extra;
+    std::ofstream(path)
+        << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nbezel_x = 8\n"
+           "bezel_y = 4\nfps = 25\n\n[stream]\nmtu = 1500\n\n"
+           "[sync]\nwait_ms = 0  # the test captures take no part in swap sync\n\n[[node]]\nname = "
+           "\"local\"\n"
+           "address = \"127.0.0.1\"\ntiles = [\"r0c0\", \"r0c1\", \"r1c0\", \"r1c1\"]\nports = ["
+        << ports << "]\n"
+        << extra;
     return path;
   }
 
@@ -117,9 +120,10 @@ class StreamerTest : public ::testing::Test {
   void StreamAndCheck(int ranks) {
     auto captures = StartCaptures();
     const std::string config = WriteConfig(captures);
-    const ProcessResult r = Shell(Mpirun(ranks) + kStreamer + " --config " + config + " --movie " + movie() +
-                                      " --ticks " + std::to_string(kTicks) + " --sdp-dir " + (dir_ / "sdp"),
-                                  dir_);
+    const ProcessResult r =
+        Shell(Mpirun(ranks) + kStreamer + " --config " + config + " --movie " + movie() +
+                  " --ticks " + std::to_string(kTicks) + " --sdp-dir " + (dir_ / "sdp"),
+              dir_);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     for (auto& c : captures) c->Stop();
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -138,13 +142,17 @@ class StreamerTest : public ::testing::Test {
         ASSERT_EQ((ts - base) % 3600, 0u) << "timestamps step by 90000 / fps";
         ASSERT_LT(tick, kTicks);
         EXPECT_EQ(f.ssrc, TileSsrc(t));
-        EXPECT_EQ(f.bytes, TestWall().tile.frame_bytes()) << "tile " << t << " tick " << tick << " incomplete";
+        EXPECT_EQ(f.bytes, TestWall().tile.frame_bytes())
+            << "tile " << t << " tick " << tick << " incomplete";
         EXPECT_EQ(f.markers, 1);
         EXPECT_EQ(f.marker_sequence, *std::max_element(f.sequences.begin(), f.sequences.end()));
         EXPECT_TRUE(f.pixels == StoreFrame(t, tick % kFrames)) << "tile " << t << " tick " << tick;
         all_sequences.insert(all_sequences.end(), f.sequences.begin(), f.sequences.end());
-        if (t == 0) timestamps_of_tile0.insert(ts);
-        else EXPECT_TRUE(timestamps_of_tile0.count(ts)) << "tile " << t << " has a timestamp tile 0 lacks";
+        if (t == 0)
+          timestamps_of_tile0.insert(ts);
+        else
+          EXPECT_TRUE(timestamps_of_tile0.count(ts))
+              << "tile " << t << " has a timestamp tile 0 lacks";
       }
       std::sort(all_sequences.begin(), all_sequences.end());
       for (size_t i = 0; i < all_sequences.size(); ++i)
@@ -165,8 +173,10 @@ class StreamerTest : public ::testing::Test {
     }
   }
 
-  void ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault, const std::string& said);
-  std::string Launcher(const std::string& ranks, const std::vector<std::unique_ptr<TileCapture>>& captures);
+  void ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault,
+                                           const std::string& said);
+  std::string Launcher(const std::string& ranks,
+                       const std::vector<std::unique_ptr<TileCapture>>& captures);
 
   TempDir dir_;
   MovieManifest manifest_;
@@ -177,14 +187,16 @@ TEST_F(StreamerTest, SpawnedTileRanksStreamEveryFramePixelExact) { StreamAndChec
 TEST_F(StreamerTest, StaticTileRanksStreamEveryFramePixelExact) { StreamAndCheck(5); }
 
 TEST_F(StreamerTest, WrongWorldSizeSaysWhichSizesWork) {
-  const ProcessResult r = Shell(Mpirun(3) + kStreamer + " --layout 2x2 --movie " + movie() + " --ticks 1", dir_);
+  const ProcessResult r =
+      Shell(Mpirun(3) + kStreamer + " --layout 2x2 --movie " + movie() + " --ticks 1", dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("the MPI job has 3 ranks, but a wall of 4 tiles needs 1"));
   EXPECT_THAT(r.output, HasSubstr("or 5"));
 }
 
 TEST_F(StreamerTest, MovieThatDoesNotMatchTheLayoutIsRefused) {
-  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --layout 3x1 --movie " + movie() + " --ticks 1", dir_);
+  const ProcessResult r =
+      Shell(Mpirun(1) + kStreamer + " --layout 3x1 --movie " + movie() + " --ticks 1", dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("the movie is 2x2 tiles of 160x100, but the wall is 3x1 tiles"));
 }
@@ -192,7 +204,8 @@ TEST_F(StreamerTest, MovieThatDoesNotMatchTheLayoutIsRefused) {
 TEST_F(StreamerTest, UnknownNicIsRefused) {
   auto captures = StartCaptures();
   std::string config = WriteConfig(captures, "nic = \"eth9\"\n");
-  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --config " + config + " --movie " + movie(), dir_);
+  const ProcessResult r =
+      Shell(Mpirun(1) + kStreamer + " --config " + config + " --movie " + movie(), dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("unknown NIC 'eth9'"));
 }
@@ -215,10 +228,11 @@ TEST_F(StreamerTest, MissingReceiversNeverStopTheStream) {
   // Nothing listens on these ports: ICMP port unreachable comes back.
   std::vector<std::unique_ptr<TileCapture>> none;
   const std::string config = dir_ / "nobody.toml";
-  std::ofstream(config) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
-                           "[stream]\nport_base = 59990\n";
-  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --config " + config + " --movie " + movie() +
-                                    " --ticks 10 --json " + (dir_ / "report.json"),
+  std::ofstream(config)
+      << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
+         "[stream]\nport_base = 59990\n";
+  const ProcessResult r = Shell(Mpirun(1) + kStreamer + " --config " + config + " --movie " +
+                                    movie() + " --ticks 10 --json " + (dir_ / "report.json"),
                                 dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("receiver gone"));
@@ -231,7 +245,8 @@ TEST_F(StreamerTest, MissingReceiversNeverStopTheStream) {
 // Children of `pid`, optionally only those whose command line matches `name`.
 std::vector<int> Children(int pid, const std::string& name = "") {
   std::vector<int> pids;
-  FILE* p = popen(("pgrep -P " + std::to_string(pid) + (name.empty() ? "" : " -f " + name)).c_str(), "r");
+  FILE* p =
+      popen(("pgrep -P " + std::to_string(pid) + (name.empty() ? "" : " -f " + name)).c_str(), "r");
   for (int child; p && fscanf(p, "%d", &child) == 1;) pids.push_back(child);
   if (p) pclose(p);
   return pids;
@@ -252,11 +267,11 @@ struct JobGuard {
 };
 
 // Starts `command` in a process group of its own, as a terminal runs a
-// foreground job, lets it stream for 3 s once every tile streams, sends `signal` (to the whole group
-// if `to_group`, as Ctrl-C does), and expects every rank to stop with a
-// final report.
+// foreground job, lets it stream for 3 s once every tile streams, sends `signal` (to the whole
+// group if `to_group`, as Ctrl-C does), and expects every rank to stop with a final report.
 std::string StopsWithAFinalReport(const std::string& command, int signal, bool to_group,
-                                  const std::vector<std::unique_ptr<TileCapture>>& captures, const std::string& out,
+                                  const std::vector<std::unique_ptr<TileCapture>>& captures,
+                                  const std::string& out,
                                   const std::function<void()>& meanwhile = nullptr) {
   const pid_t pid = fork();
   EXPECT_GE(pid, 0);
@@ -286,7 +301,8 @@ std::string StopsWithAFinalReport(const std::string& command, int signal, bool t
     exited = waitpid(pid, &status, WNOHANG) == pid;
     if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stop).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stop).count();
   if (!exited) {  // never leave a job behind
     kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
@@ -314,22 +330,24 @@ TEST_F(StreamerTest, CtrlCThroughTheLauncherStopsEveryRankWithAFinalReport) {
 // `kill` of mpirun (systemd, a script): mpirun forwards SIGTERM to the ranks.
 TEST_F(StreamerTest, SigtermToMpirunStopsEveryRankWithAFinalReport) {
   auto captures = StartCaptures();
-  const std::string command =
-      kMpirun + " -n 1 --oversubscribe " + kStreamer + " --config " + WriteConfig(captures) + " --movie " + movie();
+  const std::string command = kMpirun + " -n 1 --oversubscribe " + kStreamer + " --config " +
+                              WriteConfig(captures) + " --movie " + movie();
   StopsWithAFinalReport(command, SIGTERM, false, captures, dir_ / "run.txt");
 }
 
 // A read error on one tile's file while streaming (`fault` makes it): that
 // tile reports it once (`said`) and keeps sending its last frame; the others
 // are untouched.
-void StreamerTest::ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault, const std::string& said) {
+void StreamerTest::ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault,
+                                                       const std::string& said) {
   auto captures = StartCaptures();
   const std::string command = Launcher("", captures);
   size_t frames_before = 0;
-  const std::string out = StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt", [&] {
-    fault();
-    frames_before = captures[3]->frame_count();
-  });
+  const std::string out =
+      StopsWithAFinalReport(command, SIGINT, true, captures, dir_ / "run.txt", [&] {
+        fault();
+        frames_before = captures[3]->frame_count();
+      });
   const std::string message = "tile r1c1: reading the tile store:";
   EXPECT_THAT(out, HasSubstr(message));
   EXPECT_THAT(out, HasSubstr(said));
@@ -346,7 +364,8 @@ void StreamerTest::ExpectTheTileHoldsItsLastFrameAfter(const std::function<void(
 
 TEST_F(StreamerTest, ReadErrorWhileStreamingIsReportedOnceAndTheTileHoldsItsLastFrame) {
   ExpectTheTileHoldsItsLastFrameAfter(
-      [&] { std::filesystem::resize_file(manifest_.TilePath(3), manifest_.frame_stride * 2); }, "truncated");
+      [&] { std::filesystem::resize_file(manifest_.TilePath(3), manifest_.frame_stride * 2); },
+      "truncated");
 }
 
 // A disk that fails under the stream: tile r1c1's file lives on a loop
@@ -370,14 +389,19 @@ TEST_F(StreamerTest, ADiskThatFailsWhileStreamingIsReportedOnceAndTheTileHoldsIt
   loop.erase(loop.find_last_not_of("\n") + 1);
   struct Detach {
     std::string loop, mount_point;
-    ~Detach() { (void)!system(("umount -l " + mount_point + " 2>/dev/null; losetup -d " + loop).c_str()); }
+    ~Detach() {
+      (void)!system(("umount -l " + mount_point + " 2>/dev/null; losetup -d " + loop).c_str());
+    }
   } detach{loop, mount_point};
   ASSERT_EQ(system(("mkfs.ext4 -q " + loop + " && mount " + loop + " " + mount_point).c_str()), 0);
   // Tile r1c1's file moves onto the disk; the manifest names it there.
   const std::string moved = mount_point + "/tile_r1_c1.rgb";
   std::filesystem::copy_file(manifest_.TilePath(3), moved);
   std::filesystem::remove(manifest_.TilePath(3));
-  ASSERT_EQ(system(("sync && sed -i 's|\"tile_r1_c1.rgb\"|\"" + moved + "\"|' " + movie() + "/movie.toml").c_str()), 0);
+  ASSERT_EQ(
+      system(("sync && sed -i 's|\"tile_r1_c1.rgb\"|\"" + moved + "\"|' " + movie() + "/movie.toml")
+                 .c_str()),
+      0);
   ASSERT_TRUE(OpenTileStore(movie()).ok());
   ExpectTheTileHoldsItsLastFrameAfter(
       [&] { ASSERT_EQ(system(("truncate -s 1M " + image + " && losetup -c " + loop).c_str()), 0); },
@@ -417,7 +441,8 @@ enum class Victim { kTileRank, kCoordinator };
 
 // kill -9 of a rank mid-stream: the job ends by itself within seconds, says
 // what died (matching `said`), and leaves no process behind.
-void DeadRankEndsTheJob(const std::string& command, const std::string& out, Victim victim, const std::string& said) {
+void DeadRankEndsTheJob(const std::string& command, const std::string& out, Victim victim,
+                        const std::string& said) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -438,13 +463,15 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
   ASSERT_GE(ranks.size(), 5u);
   std::sort(ranks.begin(), ranks.end());
   int target = ranks.back();  // the newest: a tile rank
-  if (victim == Victim::kCoordinator) {  // rank 0 (a spawned job's tiles count from 0 too: the oldest)
+  if (victim ==
+      Victim::kCoordinator) {  // rank 0 (a spawned job's tiles count from 0 too: the oldest)
     target = *std::find_if(ranks.begin(), ranks.end(), [](int r) { return RankOf(r) == 0; });
   }
   kill(target, SIGKILL);
   int status = 0;
   bool exited = false;
-  for (int waited = 0; !exited && waited < 1200; ++waited) {  // 60 s: "within seconds", on a loaded machine
+  for (int waited = 0; !exited && waited < 1200;
+       ++waited) {  // 60 s: "within seconds", on a loaded machine
     exited = waitpid(pid, &status, WNOHANG) == pid;
     if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -460,17 +487,20 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
   EXPECT_TRUE(exited) << "the job hung";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << text.str();
   EXPECT_THAT(text.str(), ::testing::ContainsRegex(said)) << text.str();
-  EXPECT_TRUE(orphans.empty()) << orphans.size() << " processes of the job are left, the first " << orphans[0];
+  EXPECT_TRUE(orphans.empty()) << orphans.size() << " processes of the job are left, the first "
+                               << orphans[0];
 }
 
 const std::string kTileDied = "tile r[01]c[01] \\(rank [1-4]\\) (died|stopped responding)";
-const std::string kCoordinatorDied = "the coordinator \\(rank 0\\) died|no word from the coordinator; ending the job";
+const std::string kCoordinatorDied =
+    "the coordinator \\(rank 0\\) died|no word from the coordinator; ending the job";
 
 // The launcher (scripts/streamer.sh) with `ranks` ("" spawns the tiles) on
 // this test's wall and movie.
-std::string StreamerTest::Launcher(const std::string& ranks, const std::vector<std::unique_ptr<TileCapture>>& captures) {
-  return "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh " + ranks + " --config " +
-         WriteConfig(captures) + " --movie " + movie();
+std::string StreamerTest::Launcher(const std::string& ranks,
+                                   const std::vector<std::unique_ptr<TileCapture>>& captures) {
+  return "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh " + ranks +
+         " --config " + WriteConfig(captures) + " --movie " + movie();
 }
 
 TEST_F(StreamerTest, DeadTileRankEndsASpawnedJobNamingTheTile) {
@@ -487,12 +517,14 @@ TEST_F(StreamerTest, DeadTileRankEndsAStaticJobNamingTheTile) {
 // clock, nor wait for one forever.
 TEST_F(StreamerTest, DeadCoordinatorEndsASpawnedJob) {
   auto captures = StartCaptures();
-  DeadRankEndsTheJob(Launcher("", captures), dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
+  DeadRankEndsTheJob(Launcher("", captures), dir_ / "run.txt", Victim::kCoordinator,
+                     kCoordinatorDied);
 }
 
 TEST_F(StreamerTest, DeadCoordinatorEndsAStaticJob) {
   auto captures = StartCaptures();
-  DeadRankEndsTheJob(Launcher("-n 5", captures), dir_ / "run.txt", Victim::kCoordinator, kCoordinatorDied);
+  DeadRankEndsTheJob(Launcher("-n 5", captures), dir_ / "run.txt", Victim::kCoordinator,
+                     kCoordinatorDied);
 }
 
 }  // namespace

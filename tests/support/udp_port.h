@@ -40,7 +40,8 @@ inline bool UdpQueueEmpty(uint16_t port) {
     std::string slot, local, remote, state, queues;
     fields >> slot >> local >> remote >> state >> queues;
     const bool mine = local.size() >= 5 && local.compare(local.size() - 5, 5, suffix) == 0;
-    if (mine && queues.size() > 9 && queues.substr(9).find_first_not_of('0') != std::string::npos) return false;
+    if (mine && queues.size() > 9 && queues.substr(9).find_first_not_of('0') != std::string::npos)
+      return false;
   }
   return true;
 }

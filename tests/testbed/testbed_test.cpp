@@ -11,11 +11,10 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/tile_store.h"
 #include "common/wall_config.h"
@@ -49,7 +48,8 @@ class TestbedTest : public ::testing::Test {
     // about what arrives where; under load on two cores a node's report
     // came after one frame interval and the tick was skipped.
     config_path_ = dir_ / "testbed.toml";
-    std::ofstream(config_path_) << std::ifstream(kConfig).rdbuf() << "\n[sync]\ndeadline_ms = 500\n";
+    std::ofstream(config_path_) << std::ifstream(kConfig).rdbuf()
+                                << "\n[sync]\ndeadline_ms = 500\n";
     auto c = LoadWallConfig(config_path_);
     ASSERT_TRUE(c.ok()) << c.status().message();
     config_ = *c;
@@ -74,9 +74,9 @@ class TestbedTest : public ::testing::Test {
     const pid_t pid = fork();
     if (pid == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec ip netns exec ts-" + node + " " RECEIVER_PATH " --config " + config_path_ + " --node " + node +
-             " --headless -q --frame-log " + (dir_ / (node + ".txt")) + " --json " + (dir_ / (node + ".json")) +
-             " > " + (dir_ / (node + ".out")) + " 2>&1")
+            ("exec ip netns exec ts-" + node + " " RECEIVER_PATH " --config " + config_path_ +
+             " --node " + node + " --headless -q --frame-log " + (dir_ / (node + ".txt")) +
+             " --json " + (dir_ / (node + ".json")) + " > " + (dir_ / (node + ".out")) + " 2>&1")
                 .c_str(),
             nullptr);
       _exit(127);
@@ -86,7 +86,8 @@ class TestbedTest : public ::testing::Test {
     // a loaded machine that took more than the second once waited here).
     const std::string out = dir_ / (node + ".out");
     const size_t tiles = config_.nodes[NodeIndex(node)].tiles.size();
-    EXPECT_TRUE(testing::WaitFor([&] { return testing::FileContains(out, " <- ", tiles); })) << node;
+    EXPECT_TRUE(testing::WaitFor([&] { return testing::FileContains(out, " <- ", tiles); }))
+        << node;
     return pid;
   }
 
@@ -98,9 +99,10 @@ class TestbedTest : public ::testing::Test {
 
   // Streams `ticks` ticks of the movie through the testbed; the job's output.
   testing::ProcessResult Stream(uint64_t ticks = kTicks) {
-    return Shell("timeout 120 ip netns exec ts-server " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH
-                 " --config " + config_path_ + " --movie " + (dir_ / "movie") + " --ticks " + std::to_string(ticks) +
-                     " -q --json " + (dir_ / "streamer.json"),
+    return Shell("timeout 120 ip netns exec ts-server " MPIRUN_PATH
+                 " -n 1 --oversubscribe " STREAMER_PATH " --config " +
+                     config_path_ + " --movie " + (dir_ / "movie") + " --ticks " +
+                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json"),
                  dir_);
   }
 
@@ -136,7 +138,8 @@ class TestbedTest : public ::testing::Test {
   }
 
   uint64_t TxBytes(const std::string& nic) {
-    const auto r = Shell("ip netns exec ts-server cat /sys/class/net/" + nic + "/statistics/tx_bytes", dir_);
+    const auto r =
+        Shell("ip netns exec ts-server cat /sys/class/net/" + nic + "/statistics/tx_bytes", dir_);
     return std::stoull(r.output);
   }
 
@@ -162,9 +165,10 @@ TEST_F(TestbedTest, TilesLeaveThroughTheirNicsAndArriveChecksumExact) {
   for (uint32_t n = 0; n < config_.nics.size(); ++n) {
     uint32_t tiles = 0;
     for (const TileRoute& r : config_.routes) tiles += r.nic == n;
-    const double sent = static_cast<double>(TxBytes(config_.nics[n].name) - before[config_.nics[n].name]);
-    EXPECT_NEAR(sent / (tiles * tile_bytes), 1.0, 0.05) << config_.nics[n].name << " carried " << sent << " bytes for "
-                                                        << tiles << " tiles";
+    const double sent =
+        static_cast<double>(TxBytes(config_.nics[n].name) - before[config_.nics[n].name]);
+    EXPECT_NEAR(sent / (tiles * tile_bytes), 1.0, 0.05)
+        << config_.nics[n].name << " carried " << sent << " bytes for " << tiles << " tiles";
   }
   // Every tile: every tick, the store's frame, in order.
   uint32_t tiles_seen = 0;
@@ -178,14 +182,16 @@ TEST_F(TestbedTest, TilesLeaveThroughTheirNicsAndArriveChecksumExact) {
       const auto ts_per_tick = static_cast<uint32_t>(std::lround(90000 / config_.wall.fps));
       for (const auto& [ts, sum] : frames) {
         const uint64_t tick = (ts - base) / ts_per_tick;
-        EXPECT_EQ(sum, testing::StoreFrameChecksum(movie_, tile, tick % kFrames)) << "tile " << tile << " tick " << tick;
+        EXPECT_EQ(sum, testing::StoreFrameChecksum(movie_, tile, tick % kFrames))
+            << "tile " << tile << " tick " << tick;
       }
     }
   }
   EXPECT_EQ(tiles_seen, 15u);
   const auto report = nlohmann::json::parse(std::ifstream(dir_ / "streamer.json"));
   uint64_t sender_skips = 0;
-  for (const auto& s : report["streams"]) sender_skips = std::max(sender_skips, s["skipped_ticks"].get<uint64_t>());
+  for (const auto& s : report["streams"])
+    sender_skips = std::max(sender_skips, s["skipped_ticks"].get<uint64_t>());
   EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + sender_skips, kTicks)
       << "all 8 nodes in swap sync over the testbed";
 }
@@ -195,7 +201,8 @@ TEST_F(TestbedTest, TilesLeaveThroughTheirNicsAndArriveChecksumExact) {
 // tile's 8960-byte payload (plus 28 bytes of IP and UDP headers per skb).
 double CountedDatagrams(const std::string& ruleset) {
   std::smatch m;
-  if (!std::regex_search(ruleset, m, std::regex("counter packets ([0-9]+) bytes ([0-9]+)"))) return -1;
+  if (!std::regex_search(ruleset, m, std::regex("counter packets ([0-9]+) bytes ([0-9]+)")))
+    return -1;
   const double skbs = std::stod(m[1]), bytes = std::stod(m[2]);
   return (bytes - 28 * skbs) / 8960;
 }
@@ -208,10 +215,14 @@ double CountedDatagrams(const std::string& ruleset) {
 TEST_F(TestbedTest, LossAndDuplicatesOnOneLinkShowOnlyOnThatNodesTiles) {
   if (Shell("command -v nft", dir_).exit_code != 0) GTEST_SKIP() << "needs nftables (nft)";
   const auto rules = Shell(
-      "ip netns exec ts-tile01 nft 'add table netdev fault; add chain netdev fault loss { type filter hook ingress "
-      "device \"eth0\" priority 0; }; add rule netdev fault loss udp dport 50000-50099 numgen random mod 100 < 1 "
-      "counter drop' && ip netns exec ts-switch nft 'add table netdev fault; add chain netdev fault twice { type filter "
-      "hook egress device \"node-01\" priority 0; }; add rule netdev fault twice udp dport 50000-50099 numgen random "
+      "ip netns exec ts-tile01 nft 'add table netdev fault; add chain netdev fault loss { type "
+      "filter hook ingress "
+      "device \"eth0\" priority 0; }; add rule netdev fault loss udp dport 50000-50099 numgen "
+      "random mod 100 < 1 "
+      "counter drop' && ip netns exec ts-switch nft 'add table netdev fault; add chain netdev "
+      "fault twice { type filter "
+      "hook egress device \"node-01\" priority 0; }; add rule netdev fault twice udp dport "
+      "50000-50099 numgen random "
       "mod 100 < 1 counter dup to \"node-01\"'",
       dir_);
   ASSERT_EQ(rules.exit_code, 0) << rules.output;
@@ -221,8 +232,10 @@ TEST_F(TestbedTest, LossAndDuplicatesOnOneLinkShowOnlyOnThatNodesTiles) {
   const auto tx = Stream(kFaultTicks);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceivers();
-  const double dropped = CountedDatagrams(Shell("ip netns exec ts-tile01 nft list table netdev fault", dir_).output);
-  const double doubled = CountedDatagrams(Shell("ip netns exec ts-switch nft list table netdev fault", dir_).output);
+  const double dropped =
+      CountedDatagrams(Shell("ip netns exec ts-tile01 nft list table netdev fault", dir_).output);
+  const double doubled =
+      CountedDatagrams(Shell("ip netns exec ts-switch nft list table netdev fault", dir_).output);
   ASSERT_GT(dropped, 0);
   ASSERT_GT(doubled, 0);
   uint64_t lost = 0, duplicate = 0;
@@ -245,7 +258,8 @@ TEST_F(TestbedTest, LossAndDuplicatesOnOneLinkShowOnlyOnThatNodesTiles) {
   // A frame's last datagram is shorter than 8960 bytes, so the counters'
   // datagram estimate runs a little low.
   EXPECT_NEAR(lost / dropped, 1.0, 0.15) << lost << " lost, nft dropped ~" << dropped;
-  EXPECT_NEAR(duplicate / doubled, 1.0, 0.15) << duplicate << " duplicates, nft sent ~" << doubled << " twice";
+  EXPECT_NEAR(duplicate / doubled, 1.0, 0.15)
+      << duplicate << " duplicates, nft sent ~" << doubled << " twice";
 }
 
 }  // namespace
