@@ -424,8 +424,9 @@ TEST_F(HostileInputTest, AFloodFarAboveLineRateIsDroppedAndTheStreamRecovers) {
   // Under ThreadSanitizer (ctest receiver_under_tsan sets TSAN_OPTIONS) the
   // RSS holds its shadow memory, which grows as pages are first touched:
   // +5.3 MiB once on a loaded machine. The bound is for the real receiver.
-  if (getenv("TSAN_OPTIONS") == nullptr)
+  if (getenv("TSAN_OPTIONS") == nullptr) {
     EXPECT_LE(rss_flooded, rss_before + 4096) << "the receiver grew under the flood";
+  }
   ExpectEveryDatagramAccountedAndEveryFrameExact(t);
   const auto logged = testing::ReadFrameLog(dir_ / "rx.txt")[0];
   for (uint32_t ts : after)
