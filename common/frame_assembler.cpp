@@ -29,22 +29,8 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
 
 FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
                                                               uint32_t timestamp) const {
-  // On probation or after a jump, the very next one after a held packet
-  // starts its stream, as A.1 asks, if it is of the same frame: a stranger's
-  // packet never pairs with a real one, nor a real one with a stranger's
-  // that happens to hold the sequence number before it.
-  auto follows_held = [&](bool jump) {
-    for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
-      const RtpHeader& held = held_[h].view.rtp;
-      const uint16_t next = static_cast<uint16_t>(held.sequence + 1);
-      if (held_[h].valid && held_[h].jump == jump && sequence == next &&
-          timestamp == held.timestamp)
-        return h;
-    }
-    return -1;
-  };
   if (!have_sequence_) {
-    const int h = follows_held(false);
+    const int h = FollowsHeld(HeldAs::kProbation, sequence, timestamp);
     return {h >= 0 ? Order::kNewStream : Order::kProbation, 0, h};
   }
   // The extended sequence nearest to the highest seen so far.
@@ -54,7 +40,7 @@ FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
   else if (ext > max_sequence_ + 0x8000)
     ext -= 0x10000;
   if (ext > max_sequence_ ? ext - max_sequence_ >= kMaxDropout : max_sequence_ - ext >= kWindow) {
-    const int h = follows_held(true);
+    const int h = FollowsHeld(HeldAs::kJump, sequence, timestamp);
     return {h >= 0 ? Order::kNewStream : Order::kJump, 0, h};
   }
   if (ext > max_sequence_) return {Order::kAhead, ext};
@@ -83,59 +69,131 @@ void FrameAssembler::CommitSequence(const SequenceVerdict& v) {
   bit(ext) |= mask(ext);
 }
 
-AddResult FrameAssembler::CheckTimestamp(uint32_t ts, Order order) const {
+FrameAssembler::Stamp FrameAssembler::JudgeTimestamp(uint32_t ts, Order order) const {
   const bool ahead = order == Order::kAhead;
-  if (have_frame_ && ts == timestamp_) return AddResult::kOk;
-  if (!have_frame_ && !have_finished_)
-    return ahead ? AddResult::kOk : AddResult::kTimestampOutOfSequence;
+  if (have_frame_ && ts == timestamp_) return Stamp::kSameFrame;
+  if (!have_frame_ && !have_finished_) return ahead ? Stamp::kNewFrame : Stamp::kRefused;
   const int32_t advance = TimestampDelta(ts, have_frame_ ? timestamp_ : finished_timestamp_);
-  if (advance <= 0) return ahead ? AddResult::kTimestampOutOfSequence : AddResult::kLate;
-  return ahead && advance <= kMaxTimestampAdvance ? AddResult::kOk
-                                                  : AddResult::kTimestampOutOfSequence;
+  if (advance <= 0) return ahead ? Stamp::kRefused : Stamp::kLate;
+  return ahead && advance <= kMaxTimestampAdvance ? Stamp::kNewFrame : Stamp::kRefused;
 }
 
-void FrameAssembler::Hold(const Rfc4175View& v) {
+// The very next packet after a held one admits it, as A.1 asks. On
+// probation and after a jump only if it is of the same frame, so a
+// stranger's packet never pairs with a real one, nor a real one with a
+// stranger's that happens to hold the sequence number before it. A new
+// frame's next packet may also be of a later frame (frames of one packet).
+int FrameAssembler::FollowsHeld(HeldAs as, uint16_t sequence, uint32_t timestamp) const {
+  for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
+    const Held& held = held_[h];
+    if (!held.valid || held.as != as || sequence != static_cast<uint16_t>(held.view.rtp.sequence + 1))
+      continue;
+    const int32_t advance = TimestampDelta(timestamp, held.view.rtp.timestamp);
+    if (advance == 0 || (as == HeldAs::kNewFrame && advance > 0 && advance <= kMaxTimestampAdvance))
+      return h;
+  }
+  return -1;
+}
+
+uint64_t& FrameAssembler::HeldCount(HeldAs as) {
+  switch (as) {
+    case HeldAs::kProbation:
+      return stats_.probation;
+    case HeldAs::kJump:
+      return stats_.sequence_jump;
+    case HeldAs::kNewFrame:
+      break;
+  }
+  return stats_.timestamp_out_of_sequence;
+}
+
+AddResult FrameAssembler::Hold(const Rfc4175View& v, HeldAs as) {
+  ++HeldCount(as);
   const size_t slot = next_held_++ % kHeldSlots;
   Held& h = held_[slot];
   const size_t headers = v.line_headers.size();
   h.valid = headers + v.pixel_bytes <= kMaxHeld;
-  if (!h.valid) return;
-  h.jump = have_sequence_;
-  std::byte* bytes = held_bytes_.data() + slot * kMaxHeld;
-  std::memcpy(bytes, v.line_headers.data(), headers);
-  std::memcpy(bytes + headers, v.pixels.data(), v.pixel_bytes);
-  h.view = v;
-  h.view.line_headers = {bytes, headers};
-  h.view.pixels = {bytes + headers, v.pixel_bytes};
+  if (h.valid) {
+    h.as = as;
+    std::byte* bytes = held_bytes_.data() + slot * kMaxHeld;
+    std::memcpy(bytes, v.line_headers.data(), headers);
+    std::memcpy(bytes + headers, v.pixels.data(), v.pixel_bytes);
+    h.view = v;
+    h.view.line_headers = {bytes, headers};
+    h.view.pixels = {bytes + headers, v.pixel_bytes};
+  }
+  switch (as) {
+    case HeldAs::kProbation:
+      return AddResult::kProbation;
+    case HeldAs::kJump:
+      return AddResult::kSequenceJump;
+    case HeldAs::kNewFrame:
+      break;
+  }
+  return AddResult::kTimestampOutOfSequence;
 }
 
 // Held packet `held` and `v`, which follows it, start a stream (a new one,
 // or the sender restarted): the held one goes first, then `v`, then the
-// other held packets that belong to the stream (it started reordered);
-// those that do not are refused by the usual rules.
+// other held packets that belong to the stream (it started reordered).
+// A frame half assembled from the old stream ends, incomplete.
 AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v,
                                          const std::byte* placed_in) {
-  const std::array<Held, kHeldSlots> candidates = held_;
+  const HeldSlots candidates = held_;
   for (Held& h : held_) h.valid = false;
   const Held& first = candidates[held];
   have_sequence_ = true;
   max_sequence_ = kSequenceBase + static_cast<uint16_t>(first.view.rtp.sequence - 1);
   std::fill(seen_.begin(), seen_.end(), 0);
-  have_frame_ = have_finished_ = false;
-  --(first.jump ? stats_.sequence_jump : stats_.probation);
+  if (have_frame_) Finish(/*by_marker=*/false);
+  have_finished_ = false;
+  --HeldCount(first.as);
   Admit(first.view, nullptr);
   const AddResult result = Admit(v, placed_in);
+  AdmitOtherHeld(candidates, held);
+  return result;
+}
+
+// A new timestamp after a gap in sequence (loss, or a stranger's packet
+// that happens to land ahead) may end the frame only once the packet after
+// it follows it: held until then, so one stranger's packet never ends a
+// frame. Then it goes first, `v` after it.
+AddResult FrameAssembler::AdmitNewFrame(const Rfc4175View& v, const SequenceVerdict& order,
+                                        const std::byte* placed_in) {
+  const int held = FollowsHeld(HeldAs::kNewFrame, v.rtp.sequence, v.rtp.timestamp);
+  if (held < 0 || JudgeTimestamp(held_[held].view.rtp.timestamp, Order::kAhead) != Stamp::kNewFrame)
+    return Hold(v, HeldAs::kNewFrame);
+  HeldSlots candidates = held_;
+  for (size_t h = 0; h < kHeldSlots; ++h) {
+    if (held_[h].as == HeldAs::kNewFrame) held_[h].valid = false;
+    else candidates[h].valid = false;
+  }
+  --stats_.timestamp_out_of_sequence;
+  CommitSequence({Order::kAhead, order.extended - 1});
+  Write(candidates[held].view, nullptr);
+  const AddResult result = Admit(v, placed_in);  // now the next in sequence
+  AdmitOtherHeld(candidates, held);
+  return result;
+}
+
+// Held packets that now belong to the stream, other than the one that
+// `except` admitted; those that do not are refused by the usual rules.
+void FrameAssembler::AdmitOtherHeld(const HeldSlots& candidates, int except) {
   for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
     const Held& other = candidates[h];
-    if (h == held || !other.valid) continue;
+    if (h == except || !other.valid) continue;
     // Only what can be written or refused now: a packet held again would
     // overwrite the bytes of the ones still to come.
-    const Order order = JudgeSequence(other.view.rtp.sequence, other.view.rtp.timestamp).order;
-    if (order != Order::kAhead && order != Order::kBehind && order != Order::kDuplicate) continue;
-    --(other.jump ? stats_.sequence_jump : stats_.probation);  // counted again by Admit
+    const SequenceVerdict order = JudgeSequence(other.view.rtp.sequence, other.view.rtp.timestamp);
+    const bool held_again =
+        order.order == Order::kAhead && order.extended != max_sequence_ + 1 &&
+        JudgeTimestamp(other.view.rtp.timestamp, Order::kAhead) == Stamp::kNewFrame;
+    if (held_again || (order.order != Order::kAhead && order.order != Order::kBehind &&
+                       order.order != Order::kDuplicate))
+      continue;
+    --HeldCount(other.as);  // counted again by Admit if refused
     Admit(other.view, nullptr);
   }
-  return result;
 }
 
 void FrameAssembler::StartFrame(uint32_t timestamp) {
@@ -236,20 +294,28 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
       ++stats_.duplicate;
       return AddResult::kDuplicate;
     case Order::kProbation:
+      return Hold(v, HeldAs::kProbation);
     case Order::kJump:
-      Hold(v);
-      ++(order.order == Order::kJump ? stats_.sequence_jump : stats_.probation);
-      return order.order == Order::kJump ? AddResult::kSequenceJump : AddResult::kProbation;
+      return Hold(v, HeldAs::kJump);
     case Order::kNewStream:
       return AdmitNewStream(order.held, v, placed_in);
     case Order::kAhead:
     case Order::kBehind:
       break;
   }
-  if (const AddResult r = CheckTimestamp(v.rtp.timestamp, order.order); r != AddResult::kOk) {
-    if (r == AddResult::kLate) CommitSequence(order);  // it did arrive: not lost, only too late
-    ++(r == AddResult::kLate ? stats_.late : stats_.timestamp_out_of_sequence);
-    return r;
+  switch (JudgeTimestamp(v.rtp.timestamp, order.order)) {
+    case Stamp::kLate:
+      CommitSequence(order);  // it did arrive: not lost, only too late
+      ++stats_.late;
+      return AddResult::kLate;
+    case Stamp::kRefused:
+      ++stats_.timestamp_out_of_sequence;
+      return AddResult::kTimestampOutOfSequence;
+    case Stamp::kNewFrame:
+      if (order.extended != max_sequence_ + 1) return AdmitNewFrame(v, order, placed_in);
+      break;
+    case Stamp::kSameFrame:
+      break;
   }
   CommitSequence(order);
   return Write(v, placed_in);

@@ -16,11 +16,12 @@
 // kMaxDropout or more, forwards or more than the window backwards, is held
 // until the packet after it follows it (the sender restarted), else refused;
 // and a packet with a new timestamp may end the frame only if it is ahead
-// in sequence and its timestamp is at most kMaxTimestampAdvance ahead. A
-// refused packet changes no state: it neither moves the sequence nor counts
-// as lost. Packets held on probation or after a jump are kept (copied; four
-// of 64 KiB allocated once) and the one a stream starts from is admitted
-// first once it is believed, so a real stream loses nothing to the checks.
+// in sequence and its timestamp is at most kMaxTimestampAdvance ahead, and,
+// unless it is the very next in sequence, once the packet after it follows
+// it (one stranger's packet never ends a frame). A refused packet changes
+// no state: it neither moves the sequence nor counts as lost. Held packets
+// are kept (copied; four of 64 KiB allocated once) and admitted first once
+// believed, so a real stream loses nothing to the checks.
 // See docs/receiver.md.
 //
 // A frame is the packets of one RTP timestamp. It ends at its marker packet
@@ -187,12 +188,29 @@ class FrameAssembler {
     uint64_t extended = 0;  // kAhead, kBehind: its extended sequence
     int held = -1;          // kNewStream: the held packet it follows
   };
+  // Why a packet is held: until the next one follows it.
+  enum class HeldAs : uint8_t { kProbation, kJump, kNewFrame };
+  struct Held {
+    bool valid = false;
+    HeldAs as = HeldAs::kProbation;
+    Rfc4175View view;  // spans into held_bytes_
+  };
+  static constexpr size_t kHeldSlots = 4;
+  using HeldSlots = std::array<Held, kHeldSlots>;
   SequenceVerdict JudgeSequence(uint16_t sequence, uint32_t timestamp) const;
   void CommitSequence(const SequenceVerdict& v);
-  // Whether a packet of timestamp ts and this order may go into a frame.
-  AddResult CheckTimestamp(uint32_t ts, Order order) const;
-  void Hold(const Rfc4175View& v);
+  // What a packet's timestamp means for the frame being assembled.
+  enum class Stamp : uint8_t { kSameFrame, kNewFrame, kLate, kRefused };
+  Stamp JudgeTimestamp(uint32_t ts, Order order) const;
+  // The held packet (`as`) that a packet of this sequence and timestamp
+  // follows, or -1.
+  int FollowsHeld(HeldAs as, uint16_t sequence, uint32_t timestamp) const;
+  uint64_t& HeldCount(HeldAs as);
+  AddResult Hold(const Rfc4175View& v, HeldAs as);
   AddResult AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in);
+  AddResult AdmitNewFrame(const Rfc4175View& v, const SequenceVerdict& order,
+                          const std::byte* placed_in);
+  void AdmitOtherHeld(const HeldSlots& candidates, int except);
   AddResult Admit(const Rfc4175View& v, const std::byte* placed_in);
   AddResult Write(const Rfc4175View& v, const std::byte* placed_in);
   void Finish(bool by_marker);  // the assembling frame is done
@@ -231,16 +249,10 @@ class FrameAssembler {
   bool have_sequence_ = false;  // a stream is believed
   uint64_t max_sequence_ = 0;   // extended
   std::vector<uint64_t> seen_;  // bitmap of the last kWindow sequence numbers
-  // Packets held on probation or after a jump, a few so that a stranger's
-  // packets in between cannot push a real stream's out: the next one in
-  // sequence after one of them starts its stream.
-  struct Held {
-    bool valid = false;
-    bool jump = false;  // held after a jump, else on probation
-    Rfc4175View view;   // spans into held_bytes_
-  };
-  static constexpr size_t kHeldSlots = 4;
-  std::array<Held, kHeldSlots> held_{};
+  // Packets held (on probation, after a jump, or a new frame after a gap),
+  // a few so that a stranger's packets in between cannot push a real
+  // stream's out: the next one in sequence after one of them admits it.
+  HeldSlots held_{};
   std::vector<std::byte> held_bytes_;  // kMaxHeld per slot
   size_t next_held_ = 0;
   bool has_source_ = false;

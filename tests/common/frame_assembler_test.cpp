@@ -327,6 +327,66 @@ TEST(FrameAssembler, ANewTimestampOutOfSequenceOrTooFarAheadIsRefused) {
   EXPECT_TRUE(Shows(*a.TakeReady(), f));
 }
 
+// One spoofed packet whose sequence number lands ahead of the stream (not
+// the next) and whose timestamp lands in the 10 s ahead: it would end the
+// frame and, believed, make every real packet after it look out of date
+// for seconds. A new timestamp from a packet that is not the next in
+// sequence is held until the packet after it follows it.
+TEST(FrameAssembler, ANewTimestampAfterAGapWaitsForThePacketAfterIt) {
+  FrameAssembler a = Make();
+  AddAll(a, FramePackets(PatternFrame(kTile, 40), 1000, 0));
+  const auto first = a.TakeReady();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(a.Add(Spoofed(20, 1000 + 90000 * 4)), AddResult::kTimestampOutOfSequence);
+  EXPECT_EQ(a.Add(Spoofed(1000, 1000 + 90000 * 9)), AddResult::kTimestampOutOfSequence);
+  for (uint32_t frame = 1; frame < 20; ++frame) {
+    const auto f = PatternFrame(kTile, 40 + frame);
+    AddAll(a, FramePackets(f, 1000 + frame * 3600, frame * 5));
+    auto r = a.TakeReady();
+    ASSERT_TRUE(r.has_value()) << "frame " << frame;
+    ASSERT_TRUE(r->complete && Shows(*r, f)) << "frame " << frame;
+  }
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_EQ(a.stats().frames_complete, 20u);
+  EXPECT_EQ(a.stats().timestamp_out_of_sequence, 2u);
+}
+
+// After loss a real stream's new frame starts with a gap: held, and
+// believed as soon as the next packet follows it, even when that packet is
+// a frame of its own (a frame of one packet).
+TEST(FrameAssembler, AfterLossTheNextFrameStartsOnceItsSecondPacketFollows) {
+  FrameAssembler a = Make();
+  const auto f0 = PatternFrame(kTile, 50), f1 = PatternFrame(kTile, 51),
+             f2 = PatternFrame(kTile, 52);
+  AddAll(a, FramePackets(f0, 1000, 0));
+  Packets p1 = FramePackets(f1, 4600, 5);
+  p1.pop_back();  // frame 1's marker lost
+  AddAll(a, p1);
+  const Packets p2 = FramePackets(f2, 8200, 10);  // its first packet lost too
+  EXPECT_EQ(a.Add(p2[1]), AddResult::kTimestampOutOfSequence) << "held: a gap and a new timestamp";
+  EXPECT_EQ(a.Add(p2[2]), AddResult::kOk);
+  EXPECT_EQ(a.stats().timestamp_out_of_sequence, 0u) << "admitted after all";
+  EXPECT_EQ(a.stats().frames_incomplete, 1u) << "frame 1 ended by frame 2";
+  // Frames of one packet each, after a lost one: the one after the gap is
+  // believed when the next frame's packet follows it.
+  CraftedPacket one;
+  one.ssrc = 7;
+  one.marker = true;
+  one.segments = {{0, 0, 300}};
+  const std::vector<std::byte> pixels(kTile.frame_bytes(), std::byte{1});
+  auto single = [&](uint32_t sequence, uint32_t timestamp) {
+    one.sequence = static_cast<uint16_t>(sequence);
+    one.timestamp = timestamp;
+    return a.Add(Craft(one, kTile, pixels));
+  };
+  for (size_t i = 3; i < p2.size(); ++i) a.Add(p2[i]);
+  EXPECT_EQ(single(16, 11800), AddResult::kTimestampOutOfSequence);  // one lost before
+  EXPECT_EQ(single(17, 15400), AddResult::kOk);
+  EXPECT_EQ(single(18, 19000), AddResult::kOk);
+  EXPECT_EQ(a.stats().packets, 5u + 4u + 4u + 3u);
+  EXPECT_EQ(a.stats().lost, 3u);
+}
+
 // A conformant sender of another size: a smaller stream's frames end at
 // their marker short of the tile's edges, a larger one's lines fall beyond
 // it; both say what arrives.
