@@ -247,8 +247,22 @@ class StreamerInteropTest : public InteropTest {
   testing::ProcessResult Stream(uint64_t ticks, const std::string& extra = "") {
     return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
                      (dir_ / "wall.toml") + " --movie " + (dir_ / "movie") + " --ticks " +
-                     std::to_string(ticks) + " -q " + extra,
+                     std::to_string(ticks) + " -q --json " + (dir_ / "tx.json") + " " + extra,
                  dir_);
+  }
+
+  // From the last Stream's report: on a loaded machine the tile rank skips
+  // a tick it is too late for, so what arrives is judged against what was
+  // sent, not against the tick count.
+  nlohmann::json TxReport() {
+    std::ifstream in(dir_ / "tx.json");
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+  uint64_t SentFrames() { return TxReport()["streams"][0]["frames"].get<uint64_t>(); }
+  uint64_t TicksWithoutAFrame() {  // skipped late, or no frame read in time
+    const auto report = TxReport();  // the expression refers into it
+    return report["aggregate"]["skipped_ticks"].get<uint64_t>() +
+           report["aggregate"]["missed_frames"].get<uint64_t>();
   }
 
   // Starts `command` in the background (its own process group); returns
@@ -281,18 +295,26 @@ class StreamerInteropTest : public InteropTest {
     pid_ = -1;
   }
 
-  // The frames written are the store's, tick after tick: frame f, f+1, ...
-  // (mod its length) from the store frame f the first one is.
+  // The frames written are the store's, tick after tick: each the store
+  // frame after the one before it (mod its length), or further on by at
+  // most the ticks the streamer sent no frame for.
   void ExpectStoreFrames(const std::string& path, size_t frames) {
     const auto got = SentChecksums(path, kTile);
     ASSERT_EQ(got.size(), frames) << Output("listener.out");
-    uint64_t first = 0;
-    while (first < kStoreFrames && testing::StoreFrameChecksum(manifest_, 0, first) != got[0])
-      ++first;
-    ASSERT_LT(first, kStoreFrames) << "the first frame written is no frame of the store";
-    for (size_t k = 0; k < got.size(); ++k)
-      EXPECT_EQ(got[k], testing::StoreFrameChecksum(manifest_, 0, (first + k) % kStoreFrames))
-          << "frame " << k;
+    const uint64_t skipped = TicksWithoutAFrame();
+    ASSERT_LT(skipped, kStoreFrames - 1) << "too loaded to tell the frames' order";
+    auto store_frame = [&](const std::string& checksum) {
+      uint64_t f = 0;
+      while (f < kStoreFrames && testing::StoreFrameChecksum(manifest_, 0, f) != checksum) ++f;
+      return f;
+    };
+    for (size_t k = 0; k < got.size(); ++k) {
+      const uint64_t f = store_frame(got[k]);
+      ASSERT_LT(f, kStoreFrames) << "frame " << k << " is no frame of the store";
+      if (k == 0) continue;
+      const uint64_t step = (f + kStoreFrames - store_frame(got[k - 1])) % kStoreFrames;
+      EXPECT_TRUE(step >= 1 && step <= 1 + skipped) << "frame " << k << ": " << step << " on";
+    }
   }
 
   std::string Output(const std::string& name) {
@@ -315,8 +337,10 @@ TEST_F(StreamerInteropTest, GstreamerRtpvrawdepayReceivesTheStoresFrames) {
       (dir_ / "got.rgb"));
   const auto tx = Stream(20);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
-  StopListener(dir_ / "got.rgb", 20, SIGINT);  // -e: EOS on SIGINT, the file is whole
-  ExpectStoreFrames(dir_ / "got.rgb", 20);
+  const uint64_t sent = SentFrames();
+  EXPECT_GE(sent, 10u) << tx.output;
+  StopListener(dir_ / "got.rgb", sent, SIGINT);  // -e: EOS on SIGINT, the file is whole
+  ExpectStoreFrames(dir_ / "got.rgb", sent);
 }
 
 TEST_F(StreamerInteropTest, FfmpegReadingTheStreamersSdpReceivesTheStoresFrames) {
@@ -330,6 +354,7 @@ TEST_F(StreamerInteropTest, FfmpegReadingTheStreamersSdpReceivesTheStoresFrames)
                 (dir_ / "got.rgb"));
   const auto tx = Stream(30);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  ASSERT_GE(SentFrames(), 20u) << tx.output;
   StopListener(dir_ / "got.rgb", 20, SIGTERM);  // it ends by itself after 20 frames
   ExpectStoreFrames(dir_ / "got.rgb", 20);
 }
