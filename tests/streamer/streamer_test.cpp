@@ -477,6 +477,9 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const std::vector<int> orphans = InSession(mpirun[0]);
+  // Leave nothing to the next test, failed or not: the ranks are in
+  // mpirun's session, out of reach of a kill of its process group.
+  for (int p : InSession(mpirun[0])) kill(p, SIGKILL);
   if (!exited) {
     kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
