@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace tilestream {
@@ -35,39 +36,57 @@ void MonotonicClock::SleepUntilNs(int64_t deadline_ns) {
   }
 }
 
-void Pacer::BeginFrame(int64_t start_ns, int64_t interval_ns, uint32_t packets) {
-  start_ns_ = start_ns;
-  interval_ns_ = interval_ns;
+void Pacer::BeginFrame(int64_t start_ns, int64_t window_ns, uint32_t packets,
+                       uint64_t frame_bytes) {
+  base_ns_ = start_ns;
+  span_ns_ = window_ns;
+  end_ns_ = start_ns + window_ns;
+  base_index_ = 0;
   packets_ = packets;
+  // Packets per burst: a quantum's worth, and no more than the byte bound
+  // allows (packets of a frame are near enough equal in size).
+  const long double per_packet_ns = static_cast<long double>(window_ns) / packets;
+  const uint64_t by_time =
+      static_cast<uint64_t>(static_cast<long double>(options_.quantum_ns) / per_packet_ns);
+  const uint64_t by_bytes =
+      frame_bytes == 0 ? packets : options_.max_burst_bytes * packets / frame_bytes;
+  burst_ = static_cast<uint32_t>(
+      std::clamp<uint64_t>(std::min(options_.enabled ? by_time : packets, by_bytes), 1, packets));
+  quantum_ns_ = std::max<int64_t>(1, static_cast<int64_t>(burst_ * per_packet_ns));
 }
 
 int64_t Pacer::SlotNs(uint32_t index) const {
-  // long double holds index * interval exactly (64-bit mantissa).
-  return start_ns_ + static_cast<int64_t>(static_cast<long double>(index) * interval_ns_ / packets_);
+  // long double holds index * span exactly (64-bit mantissa).
+  return base_ns_ + static_cast<int64_t>(static_cast<long double>(index - base_index_) * span_ns_ /
+                                         (packets_ - base_index_));
 }
 
-void Pacer::WaitForPacket(uint32_t index) {
+void Pacer::Squeeze(uint32_t next, int64_t now) {
+  ++stats_.squeezes;
+  base_index_ = next;
+  base_ns_ = now;
+  // What is left of the window, and at least a quantum: past its end the
+  // rest still goes paced, over the tick's slack (5% of the interval).
+  span_ns_ = std::max(end_ns_ - now, quantum_ns_);
+}
+
+uint32_t Pacer::WaitForBurst(uint32_t next, bool hurry) {
   ++stats_.waits;
-  if (!options_.enabled) return;
-  const int64_t slot = SlotNs(index);
+  const uint32_t end = std::min(packets_, next + burst_);
+  if (!options_.enabled || hurry) return end;
+  const int64_t slot = SlotNs(next);
   int64_t now = clock_->NowNs();
   if (now >= slot) {
     ++stats_.late;
-    const int64_t lag = now - slot;
-    if (lag > options_.max_lag_ns) {
-      // Move the rest of the frame back so only max_lag_ns of backlog bursts.
-      const int64_t slip = lag - options_.max_lag_ns;
-      start_ns_ += slip;
-      ++stats_.slips;
-      stats_.slipped_ns += slip;
-    }
-    return;
+    if (now - slot > quantum_ns_) Squeeze(next, now);
+    return end;
   }
   if (slot - now > options_.spin_ns) {
     clock_->SleepUntilNs(slot - options_.spin_ns);
     ++stats_.sleeps;
   }
   while (clock_->NowNs() < slot) CpuRelax();
+  return end;
 }
 
 }  // namespace tilestream

@@ -1,16 +1,21 @@
 // Pacer: spreads a frame's packets evenly over the frame interval, the
 // ST 2110-21 idea, so that many streams converging on a switch never burst
-// beyond what its ports and the NIC rings absorb.
+// beyond what its ports and the NIC rings absorb, and does it with as few
+// wake-ups as that allows: the cost on a virtual machine is the wake-up
+// (about 30 us of CPU), not the bytes.
 //
-// The sender calls WaitForPacket(i) before sending the burst that starts at
-// packet i. The pacer sleeps with clock_nanosleep until shortly before the
-// packet's slot and spins the rest of the way: measured here, sleeping per
-// packet misses the rate, busy-polling burns a core, and a sleep with 1 ns
-// timer slack plus a short spin holds a 2.5 Gbit/s target within 0.5%.
+// Pacing is by time: the sender wakes once per quantum and sends the packets
+// the schedule has due by then, as one burst (several GSO messages in one
+// sendmmsg). A burst is the packets of one quantum (Options::quantum_ns, 2 ms)
+// but never more than Options::max_burst_bytes (512 KiB): at a higher rate
+// the quantum shrinks. See docs/decisions.md for the bound.
 //
-// If the sender falls behind (preempted, slow disk) packets that are due go
-// out at once, but never more than max_lag_ns worth of them: beyond that the
-// schedule slips instead of bursting the backlog. Not thread-safe: one pacer
+// The sender calls WaitForBurst(next) before sending the burst that starts
+// at packet `next`; it sleeps with clock_nanosleep until shortly before that
+// packet's slot and spins the rest of the way, and returns where the burst
+// ends. A sender that falls behind (preempted, slow disk) by more than a
+// quantum squeezes the rest of the frame into what is left of its window
+// instead of sending the backlog at line rate. Not thread-safe: one pacer
 // per sending thread. No allocation, no logging.
 #pragma once
 
@@ -35,43 +40,52 @@ class MonotonicClock final : public Clock {
 };
 
 struct PacerStats {
-  uint64_t waits = 0;   // WaitForPacket calls
-  uint64_t sleeps = 0;  // clock_nanosleep calls
-  uint64_t late = 0;    // waits that found their slot already past
-  uint64_t slips = 0;   // times the schedule was moved back by a stall
-  int64_t slipped_ns = 0;
+  uint64_t waits = 0;     // WaitForBurst calls: one per burst
+  uint64_t sleeps = 0;    // clock_nanosleep calls (wake-ups)
+  uint64_t late = 0;      // bursts that found their slot already past
+  uint64_t squeezes = 0;  // times the rest of a frame was re-planned after a stall
 };
 
 class Pacer {
  public:
   struct Options {
-    bool enabled = true;          // false: WaitForPacket returns at once
-    int64_t spin_ns = 10'000;     // spin this long before a slot instead of sleeping
-    int64_t max_lag_ns = 1'000'000;  // at most this much backlog goes out at line rate
+    bool enabled = true;                 // false: bursts go at once
+    int64_t quantum_ns = 2'000'000;      // a burst: the packets of this long
+    uint64_t max_burst_bytes = 512 * 1024;  // and at most this many bytes
+    int64_t spin_ns = 10'000;            // spin this long before a slot instead of sleeping
   };
 
   // `clock` must outlive the pacer.
   Pacer(Clock* clock, const Options& options) : clock_(clock), options_(options) {}
 
-  // Plans a frame of `packets` packets spread over [start_ns, start_ns + interval_ns):
-  // packet i's slot is start_ns + i * interval_ns / packets.
-  // REQUIRES: packets > 0, interval_ns > 0.
-  void BeginFrame(int64_t start_ns, int64_t interval_ns, uint32_t packets);
+  // Plans a frame of `packets` packets, `frame_bytes` bytes in all, spread
+  // over [start_ns, start_ns + window_ns): packet i's slot is
+  // start_ns + i * window_ns / packets.
+  // REQUIRES: packets > 0, window_ns > 0.
+  void BeginFrame(int64_t start_ns, int64_t window_ns, uint32_t packets, uint64_t frame_bytes);
 
-  // Returns when packet `index` of the current frame may be sent.
-  // REQUIRES: index < packets of BeginFrame; indices non-decreasing.
-  void WaitForPacket(uint32_t index);
+  // Returns when packet `next` may be sent, with the end (exclusive) of the
+  // burst that may go with it. Disabled or `hurry` (the next tick is due):
+  // at once.
+  // REQUIRES: next < packets of BeginFrame; calls in order of `next`.
+  uint32_t WaitForBurst(uint32_t next, bool hurry = false);
 
   int64_t SlotNs(uint32_t index) const;
+  uint32_t burst_packets() const { return burst_; }
   const PacerStats& stats() const { return stats_; }
 
  private:
+  // Spreads packets [next, packets) over what is left of the window.
+  void Squeeze(uint32_t next, int64_t now);
+
   Clock* clock_;
   Options options_;
   PacerStats stats_;
-  int64_t start_ns_ = 0;
-  int64_t interval_ns_ = 1;
-  uint32_t packets_ = 1;
+  // The plan: packet i's slot is base_ns_ + (i - base_index_) * span_ns_ /
+  // (packets_ - base_index_).
+  int64_t base_ns_ = 0, span_ns_ = 1, end_ns_ = 0;
+  uint32_t base_index_ = 0, packets_ = 1, burst_ = 1;
+  int64_t quantum_ns_ = 1;  // of this frame
 };
 
 }  // namespace tilestream

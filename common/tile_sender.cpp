@@ -4,67 +4,87 @@
 
 namespace tilestream {
 
+namespace {
+
+Pacer::Options PacerOptions(const TileSenderOptions& o) {
+  Pacer::Options p;
+  p.enabled = o.pacing;
+  p.quantum_ns = o.pacing_quantum_ns;
+  p.max_burst_bytes = o.max_burst_bytes;
+  return p;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<TileSender>> TileSender::Create(const TileSenderOptions& o, Clock* clock) {
   auto p = Packetizer::Create(o.packetizer);
   if (!p.ok()) return p.status();
-  // A burst is one GSO send: as many packets as fit in 64 KB (7 at MTU 9000,
-  // 44 at 1500) unless a smaller burst is asked for, and always unpaced.
-  const uint32_t one_send =
-      std::max<uint32_t>(1, std::min<uint32_t>(kMaxGsoSegments, kMaxUdpPayload / p->max_packet_size()));
-  uint32_t burst = o.burst_packets == 0 || !o.pacing ? one_send : std::min(o.burst_packets, one_send);
+  // The most packets a burst can hold: the byte bound's worth (the pacer
+  // plans bursts from the frame's mean packet size; the smallest packet
+  // bounds the count).
+  size_t smallest = p->packet_size(0);
+  for (uint32_t i = 0; i < p->packet_count(); ++i) smallest = std::min(smallest, p->packet_size(i));
+  const uint64_t most = std::min<uint64_t>(p->packet_count(), o.max_burst_bytes / smallest + 1);
   UdpSenderOptions so = o.socket;
-  so.max_datagrams = std::max(so.max_datagrams, burst);
-  so.max_iovecs = std::max(so.max_iovecs, 3 * burst);
+  so.max_datagrams = static_cast<uint32_t>(std::max<uint64_t>(so.max_datagrams, most));
+  so.max_iovecs = static_cast<uint32_t>(std::max<uint64_t>(so.max_iovecs, 3 * most));
   auto s = UdpSender::Open(so);
   if (!s.ok()) return s.status();
-  return std::unique_ptr<TileSender>(new TileSender(std::move(p).value(), std::move(s).value(), clock, [&] {
-    TileSenderOptions with_burst = o;
-    with_burst.burst_packets = burst;
-    return with_burst;
-  }()));
+  auto sender = std::unique_ptr<TileSender>(
+      new TileSender(std::move(p).value(), std::move(s).value(), clock, o));
+  sender->headers_.resize(sender->header_stride_ * most);
+  sender->iov_.resize(3 * most);
+  sender->runs_.resize(most);
+  return sender;
 }
 
 TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSenderOptions& o)
     : packetizer_(std::move(p)),
       socket_(std::move(s)),
-      pacer_(clock, Pacer::Options{o.pacing, 10'000, 1'000'000}),
-      burst_(o.burst_packets),
+      pacer_(clock, PacerOptions(o)),
       fraction_(o.pacing_fraction) {
   size_t max_header = 0;
   for (uint32_t i = 0; i < packetizer_.packet_count(); ++i)
     max_header = std::max(max_header, packetizer_.header_size(i));
   header_stride_ = (max_header + 63) / 64 * 64;
-  headers_.resize(header_stride_ * burst_);
-  iov_.resize(3 * size_t{burst_});
 }
 
-int TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
-                          const std::function<bool()>& hurry) {
-  const uint32_t count = packetizer_.packet_count();
-  pacer_.BeginFrame(start_ns, std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)), count);
-  bool late = false;
-  uint32_t i = 0;
-  while (i < count) {
-    // A burst: up to burst_ packets of the first one's size (the frame's
-    // last packet may be shorter), for one GSO send.
+size_t TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp, uint32_t first,
+                              uint32_t end) {
+  size_t n_iov = 0, n_runs = 0;
+  for (uint32_t i = first; i < end; ++i) {
+    // A run: packets of one size, for GSO messages.
     const size_t size = packetizer_.packet_size(i);
-    size_t n_iov = 0;
-    uint32_t end = i;
-    while (end < count && end - i < burst_ &&
-           (packetizer_.packet_size(end) == size || (end + 1 == count && packetizer_.packet_size(end) < size))) {
-      std::byte* h = headers_.data() + (end - i) * header_stride_;
-      const size_t hn = packetizer_.WriteHeaders(end, timestamp, static_cast<uint32_t>(stats_.sequence + end),
-                                                 {h, header_stride_});
-      const PixelRange px = packetizer_.pixels(end);
-      iov_[n_iov++] = {h, hn};
-      iov_[n_iov++] = {const_cast<std::byte*>(frame) + px.offset, px.length};
-      const std::span<const std::byte> pad = packetizer_.padding(end);
-      if (!pad.empty()) iov_[n_iov++] = {const_cast<std::byte*>(pad.data()), pad.size()};
-      ++end;
+    if (n_runs == 0 || size != runs_[n_runs - 1].datagram_size) {
+      runs_[n_runs++] = {{&iov_[n_iov], 0}, size};
     }
+    std::byte* h = headers_.data() + (i - first) * header_stride_;
+    const size_t hn = packetizer_.WriteHeaders(
+        i, timestamp, static_cast<uint32_t>(stats_.sequence + i), {h, header_stride_});
+    const PixelRange px = packetizer_.pixels(i);
+    const size_t before = n_iov;
+    iov_[n_iov++] = {h, hn};
+    iov_[n_iov++] = {const_cast<std::byte*>(frame) + px.offset, px.length};
+    const std::span<const std::byte> pad = packetizer_.padding(i);
+    if (!pad.empty()) iov_[n_iov++] = {const_cast<std::byte*>(pad.data()), pad.size()};
+    DatagramRun& run = runs_[n_runs - 1];
+    run.iov = {run.iov.data(), run.iov.size() + (n_iov - before)};
+  }
+  return n_runs;
+}
+
+int TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
+                          int64_t interval_ns, const std::function<bool()>& hurry) {
+  const uint32_t count = packetizer_.packet_count();
+  pacer_.BeginFrame(start_ns,
+                    std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)), count,
+                    packetizer_.frame_payload_bytes());
+  bool late = false;
+  for (uint32_t i = 0; i < count;) {
     if (!late && hurry && hurry()) late = true;
-    if (!late) pacer_.WaitForPacket(i);
-    if (const int e = socket_.Send({iov_.data(), n_iov}, size); e != 0) {
+    const uint32_t end = pacer_.WaitForBurst(i, late);
+    const size_t n_runs = BuildBurst(frame, timestamp, i, end);
+    if (const int e = socket_.Send({runs_.data(), n_runs}); e != 0) {
       stats_.sequence += count;
       return e;
     }

@@ -1,11 +1,13 @@
 // One tile stream: sends a frame as RTP/RFC 4175 packets over a UDP socket,
-// paced evenly over the frame interval.
+// paced evenly over the frame interval by time (common/pacer.h): one
+// wake-up and one system call per burst.
 //
 // Per burst: the headers of the burst's packets are written into a scratch
 // area sized at creation, and each packet goes to the kernel as iovecs
 // (header, pixels straight from the frame buffer, padding), so pixels are
-// copied once, by the kernel. Equal-sized packets of a burst go in one UDP
-// GSO send. No allocation, no logging in SendFrame.
+// copied once, by the kernel. Runs of equal-sized packets become GSO
+// messages, and all of a burst's go in one sendmmsg. No allocation, no
+// logging in SendFrame.
 //
 // Not thread-safe: one sender per thread.
 #pragma once
@@ -28,8 +30,9 @@ struct TileSenderOptions {
   PacketizerOptions packetizer;
   UdpSenderOptions socket;
   bool pacing = true;
-  uint32_t burst_packets = 0;   // paced: packets released together; 0: one GSO send
-  double pacing_fraction = 0.95;  // spread a frame over this part of the interval
+  int64_t pacing_quantum_ns = 2'000'000;  // a burst: the packets of this long
+  uint64_t max_burst_bytes = 512 * 1024;  // and at most this many bytes (also unpaced)
+  double pacing_fraction = 0.95;          // spread a frame over this part of the interval
 };
 
 struct TileSenderStats {
@@ -58,14 +61,17 @@ class TileSender {
  private:
   TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSenderOptions& o);
 
+  // Builds the headers and iovecs of packets [first, end) into runs_.
+  size_t BuildBurst(const std::byte* frame, uint32_t timestamp, uint32_t first, uint32_t end);
+
   Packetizer packetizer_;
   UdpSender socket_;
   Pacer pacer_;
-  uint32_t burst_;
   double fraction_;
   size_t header_stride_;
-  std::vector<std::byte> headers_;
-  std::vector<iovec> iov_;
+  std::vector<std::byte> headers_;  // header_stride_ per packet of a burst
+  std::vector<iovec> iov_;          // 3 per packet of a burst
+  std::vector<DatagramRun> runs_;   // 1 per packet of a burst at most
   TileSenderStats stats_;
 };
 

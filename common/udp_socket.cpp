@@ -31,6 +31,9 @@ constexpr int kMaxNoBufferRetries = 64;
 
 bool IsSoftSendError(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS; }
 
+// A UDP_SEGMENT control message (the segment size, 16 bits).
+constexpr size_t kGsoControlSize = CMSG_SPACE(sizeof(uint16_t));
+
 // The kernel refuses GSO for this route or device: send datagram by datagram.
 bool IsGsoRefusal(int e) { return e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP; }
 
@@ -146,13 +149,15 @@ Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
   s.datagram_begin_.resize(size_t{o.max_datagrams} + 1);
   s.datagram_bytes_.resize(o.max_datagrams);
   s.mmsgs_.resize(o.max_datagrams);
+  s.message_first_.resize(size_t{o.max_datagrams} + 1);
+  s.gso_control_.resize(size_t{o.max_datagrams} * kGsoControlSize);
   return s;
 }
 
-uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size) {
-  uint32_t k = 0, n = 0;
+uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size, uint32_t first) {
+  uint32_t k = first, n = first == 0 ? 0 : datagram_begin_[first];
   size_t filled = 0;
-  datagram_begin_[0] = 0;
+  datagram_begin_[first] = n;
   for (const iovec& v : iov) {
     auto* base = static_cast<char*>(v.iov_base);
     size_t len = v.iov_len;
@@ -176,24 +181,29 @@ uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size) {
   return k;
 }
 
-int UdpSender::Send(std::span<const iovec> iov, size_t datagram_size) {
-  const uint32_t datagrams = Split(iov, datagram_size);
+int UdpSender::Send(std::span<const DatagramRun> runs) {
+  uint32_t datagrams = 0, messages = 0;
+  for (const DatagramRun& run : runs) {
+    const uint32_t first = datagrams;
+    datagrams = Split(run.iov, run.datagram_size, first);
+    if (gso_) messages = GroupGso(first, datagrams, run.datagram_size, messages);
+  }
   if (datagrams == 0) return 0;
-  return gso_ ? SendGso(datagrams, datagram_size) : SendMmsg(0, datagrams);
+  return gso_ ? SendGso(messages, datagrams) : SendMmsg(0, datagrams);
 }
 
-int UdpSender::SendGso(uint32_t datagrams, size_t datagram_size) {
-  const uint32_t per_call =
+uint32_t UdpSender::GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m) {
+  const uint32_t per_message =
       std::max<uint32_t>(1, std::min<uint32_t>(kMaxGsoSegments, kMaxUdpPayload / datagram_size));
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))];
-  for (uint32_t first = 0; first < datagrams;) {
-    const uint32_t group = std::min(per_call, datagrams - first);
-    msghdr msg{};
-    msg.msg_iov = &split_iov_[datagram_begin_[first]];
-    msg.msg_iovlen = datagram_begin_[first + group] - datagram_begin_[first];
+  for (uint32_t d = first; d < end; ++m) {
+    const uint32_t group = std::min(per_message, end - d);
+    msghdr& msg = mmsgs_[m].msg_hdr;
+    msg = msghdr{};
+    msg.msg_iov = &split_iov_[datagram_begin_[d]];
+    msg.msg_iovlen = datagram_begin_[d + group] - datagram_begin_[d];
     if (group > 1) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
+      msg.msg_control = gso_control_.data() + size_t{m} * kGsoControlSize;
+      msg.msg_controllen = kGsoControlSize;
       cmsghdr* c = CMSG_FIRSTHDR(&msg);
       c->cmsg_level = SOL_UDP;
       c->cmsg_type = UDP_SEGMENT;
@@ -201,27 +211,41 @@ int UdpSender::SendGso(uint32_t datagrams, size_t datagram_size) {
       const auto size = static_cast<uint16_t>(datagram_size);
       std::memcpy(CMSG_DATA(c), &size, sizeof size);
     }
-    int retries = 0;
-    for (;;) {
-      ++stats_.syscalls;
-      const ssize_t n = sendmsg(fd_.get(), &msg, 0);
-      if (n >= 0) {
-        stats_.datagrams += group;
-        stats_.bytes += static_cast<uint64_t>(n);
-        break;
+    message_first_[m] = d;
+    d += group;
+    message_first_[m + 1] = d;
+  }
+  return m;
+}
+
+int UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
+  uint32_t sent = 0;
+  int retries = 0;
+  while (sent < messages) {
+    ++stats_.syscalls;
+    const int n = sendmmsg(fd_.get(), &mmsgs_[sent], messages - sent, 0);
+    if (n > 0) {
+      for (uint32_t m = sent; m < sent + static_cast<uint32_t>(n); ++m) {
+        stats_.bytes += mmsgs_[m].msg_len;
+        stats_.datagrams += message_first_[m + 1] - message_first_[m];
       }
-      const int e = errno;
-      const ErrorAction action = OnSendError(e, &retries, group);
-      if (action == ErrorAction::kRetry) continue;
-      if (action == ErrorAction::kDropped) break;
-      if (IsGsoRefusal(e) && group > 1) {
-        gso_ = false;
-        ++stats_.gso_fallbacks;
-        return SendMmsg(first, datagrams - first);
-      }
-      return e;
+      sent += static_cast<uint32_t>(n);
+      continue;
     }
-    first += group;
+    const int e = errno;
+    const uint32_t group = message_first_[sent + 1] - message_first_[sent];
+    const ErrorAction action = OnSendError(e, &retries, group);
+    if (action == ErrorAction::kRetry) continue;
+    if (action == ErrorAction::kDropped) {
+      ++sent;
+      continue;
+    }
+    if (IsGsoRefusal(e) && group > 1) {
+      gso_ = false;
+      ++stats_.gso_fallbacks;
+      return SendMmsg(message_first_[sent], datagrams - message_first_[sent]);
+    }
+    return e;
   }
   return 0;
 }

@@ -1,11 +1,11 @@
 // UDP sockets for tile streams.
 //
 // UdpSender: connected to one receiver, bound to a source address and
-// optionally an interface (SO_BINDTODEVICE). Send() takes a run of datagrams
-// of one size (the last may be shorter) as a list of iovecs and hands it to
-// the kernel with UDP GSO (UDP_SEGMENT), in as few sendmsg calls as the GSO
-// limits allow; where the kernel or device refuses GSO it falls back to
-// sendmmsg for good. ECONNREFUSED (receiver gone: ICMP port unreachable),
+// optionally an interface (SO_BINDTODEVICE). Send() takes runs of datagrams,
+// each of one size (its last may be shorter) as a list of iovecs, and hands
+// them all to the kernel in one sendmmsg: with UDP GSO (UDP_SEGMENT) one
+// message per GSO send (up to 64 datagrams, 64 KB); where the kernel or
+// device refuses GSO, one message per datagram from then on. ECONNREFUSED (receiver gone: ICMP port unreachable),
 // ENOBUFS, EAGAIN and EINTR are soft: counted, never fatal.
 //
 // UdpReceiver: bound to an address and port, UDP_GRO on, recvmmsg into
@@ -60,6 +60,14 @@ struct SendStats {
   uint64_t gso_fallbacks = 0;
 };
 
+// A run of datagrams for UdpSender::Send: the bytes of `iov` cut into
+// datagrams of `datagram_size`, the last one shorter if the total is not a
+// multiple.
+struct DatagramRun {
+  std::span<const iovec> iov;
+  size_t datagram_size = 0;
+};
+
 struct UdpSenderOptions {
   std::string destination;
   uint16_t port = 0;
@@ -67,20 +75,24 @@ struct UdpSenderOptions {
   std::string device;          // SO_BINDTODEVICE; empty: none
   size_t send_buffer = 4718592;
   bool gso = true;
-  uint32_t max_datagrams = 256;  // most datagrams one Send() takes
-  uint32_t max_iovecs = 1024;    // most iovecs one Send() takes
+  uint32_t max_datagrams = 256;  // most datagrams one Send() takes, all runs together
+  uint32_t max_iovecs = 1024;    // most iovecs one Send() takes, all runs together
 };
 
 class UdpSender {
  public:
   static Result<UdpSender> Open(const UdpSenderOptions& options);
 
-  // Sends the bytes of `iov` as datagrams of `datagram_size` bytes each, the
-  // last one shorter if the total is not a multiple. Returns 0, or the errno
-  // of a hard error (EBADF, EMSGSIZE, ...) that the caller reports once.
-  // REQUIRES: 0 < datagram_size <= kMaxUdpPayload; iov.size() <= max_iovecs;
-  //           total / datagram_size <= max_datagrams.
-  int Send(std::span<const iovec> iov, size_t datagram_size);
+  // Sends the runs, in order, in one system call where nothing fails.
+  // Returns 0, or the errno of a hard error (EBADF, EMSGSIZE, ...) that the
+  // caller reports once.
+  // REQUIRES: 0 < datagram_size <= kMaxUdpPayload for each run; the iovecs
+  //           and datagrams of all runs within max_iovecs, max_datagrams.
+  int Send(std::span<const DatagramRun> runs);
+  int Send(std::span<const iovec> iov, size_t datagram_size) {
+    const DatagramRun run{iov, datagram_size};
+    return Send({&run, 1});
+  }
 
   bool gso() const { return gso_; }
   size_t granted_send_buffer() const { return granted_buffer_; }
@@ -89,9 +101,13 @@ class UdpSender {
 
  private:
   UdpSender() = default;
-  // Splits iov at datagram boundaries into split_iov_/datagram_begin_.
-  uint32_t Split(std::span<const iovec> iov, size_t datagram_size);
-  int SendGso(uint32_t datagrams, size_t datagram_size);
+  // Splits iov at datagram boundaries into split_iov_/datagram_begin_ from
+  // datagram `first` on; returns the datagram count after it.
+  uint32_t Split(std::span<const iovec> iov, size_t datagram_size, uint32_t first);
+  // Datagrams [first, end), of one size, as GSO messages from message m on;
+  // returns the message count after them.
+  uint32_t GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m);
+  int SendGso(uint32_t messages, uint32_t datagrams);
   int SendMmsg(uint32_t first, uint32_t datagrams);
   // Counts a failed send of `datagrams` datagrams and says what follows:
   // EINTR and a full buffer (a bounded number of times) retry, ECONNREFUSED
@@ -107,6 +123,8 @@ class UdpSender {
   std::vector<uint32_t> datagram_begin_;   // datagram k: split_iov_[begin[k], begin[k+1])
   std::vector<uint32_t> datagram_bytes_;
   std::vector<mmsghdr> mmsgs_;
+  std::vector<uint32_t> message_first_;  // GSO message m: datagrams [first[m], first[m+1])
+  std::vector<std::byte> gso_control_;   // a UDP_SEGMENT control message per GSO message
 };
 
 struct UdpReceiverOptions {

@@ -36,8 +36,8 @@ void ReadWall(TomlReader& r, const toml::table& t, WallSettings* w) {
 
 void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
   r.CheckKeys(t, "stream",
-              {"mtu", "packing", "send_buffer", "receive_buffer", "pacing", "burst_packets",
-               "payload_type", "port_base"});
+              {"mtu", "packing", "send_buffer", "receive_buffer", "pacing", "pacing_quantum_us",
+               "max_burst_bytes", "payload_type", "port_base"});
   r.Int(t, "stream", "mtu", 0, std::numeric_limits<uint32_t>::max(), &s->mtu);
   std::string packing;
   r.String(t, "stream", "packing", &packing);
@@ -50,7 +50,9 @@ void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
   r.Int(t, "stream", "send_buffer", 0, std::numeric_limits<int64_t>::max(), &s->send_buffer);
   r.Int(t, "stream", "receive_buffer", 0, std::numeric_limits<int64_t>::max(), &s->receive_buffer);
   r.Bool(t, "stream", "pacing", &s->pacing);
-  r.Int(t, "stream", "burst_packets", 0, 1 << 20, &s->burst_packets);
+  r.Int(t, "stream", "pacing_quantum_us", 50, 100000, &s->pacing_quantum_us);
+  r.Int(t, "stream", "max_burst_bytes", 9000, std::numeric_limits<int64_t>::max(),
+        &s->max_burst_bytes);
   r.Int(t, "stream", "payload_type", 0, 255, &s->payload_type);
   r.Int(t, "stream", "port_base", 1, 65535, &s->port_base);
 }
@@ -217,9 +219,10 @@ Status ValidateWallConfig(WallConfig* config) {
     fail("stream.mtu", fmt::format("MTU {} is outside {}..{} (a packet must hold the RTP and "
                                    "RFC 4175 headers and at least one pixel)",
                                    s.mtu, kMinMtu, kMaxMtu));
-  if (s.burst_packets > 64)
-    fail("stream.burst_packets",
-         fmt::format("{} is outside 0..64 (the UDP GSO limit)", s.burst_packets));
+  if (s.max_burst_bytes > s.send_buffer)
+    fail("stream.max_burst_bytes",
+         fmt::format("{} bytes is more than the send buffer ({}): a burst must fit in it",
+                     s.max_burst_bytes, s.send_buffer));
   if (s.send_buffer < kMinSocketBuffer || s.send_buffer > kMaxSocketBuffer)
     fail("stream.send_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.send_buffer));
   if (s.receive_buffer < kMinSocketBuffer || s.receive_buffer > kMaxSocketBuffer)

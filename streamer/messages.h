@@ -49,7 +49,8 @@ struct TileStats {
   uint64_t refused = 0;        // of which: receiver gone (ICMP unreachable)
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;
-  uint64_t pacer_slips = 0;
+  uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/pacer.h)
+  uint64_t pacer_sleeps = 0;    // the pacer's wake-ups
   int64_t cpu_ns = 0;          // CPU time of the tile's process
   int64_t elapsed_ns = 0;      // since the tile started streaming
   char error[200] = {};        // the first run-time error, reported once

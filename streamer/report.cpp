@@ -26,6 +26,8 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   r.missed_frames = s.missed_frames;
   r.packets = s.packets;
   r.bytes = s.bytes;
+  r.send_syscalls = s.syscalls;
+  r.pacer_sleeps = s.pacer_sleeps;
   return r;
 }
 
@@ -113,7 +115,8 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                             {"send_errors", s.send_errors}, {"refused", s.refused}, {"disk_mbytes_per_s", s.disk_mbytes_per_s},
                             {"frames", s.frames}, {"late_frames", s.late_frames},
                             {"skipped_ticks", s.skipped_ticks}, {"missed_frames", s.missed_frames},
-                            {"held_frames", s.held_frames}, {"packets", s.packets}, {"bytes", s.bytes}});
+                            {"held_frames", s.held_frames}, {"packets", s.packets}, {"bytes", s.bytes},
+                            {"send_syscalls", s.send_syscalls}, {"pacer_sleeps", s.pacer_sleeps}});
   }
   const Totals t = Add(streams);
   j["aggregate"] = {{"streams", streams.size()}, {"mbps", t.mbps}, {"cpu_percent", t.cpu},

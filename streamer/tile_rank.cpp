@@ -108,7 +108,8 @@ class TileRank {
       if (nic.name != "default") so.socket.device = nic.name;
       so.socket.send_buffer = c.stream.send_buffer;
       so.pacing = c.stream.pacing;
-      so.burst_packets = c.stream.burst_packets;
+      so.pacing_quantum_ns = int64_t{c.stream.pacing_quantum_us} * 1000;
+      so.max_burst_bytes = c.stream.max_burst_bytes;
       auto sender = TileSender::Create(so, &clock_);
       if (sender.ok()) {
         sender_ = std::move(sender).value();
@@ -274,7 +275,8 @@ class TileRank {
     stats_.refused = s.refused;
     stats_.disk_bytes = d.bytes_read;
     stats_.disk_read_ns = d.read_ns;
-    stats_.pacer_slips = sender_->pacer().stats().slips;
+    stats_.pacer_squeezes = sender_->pacer().stats().squeezes;
+    stats_.pacer_sleeps = sender_->pacer().stats().sleeps;
     stats_.cpu_ns = ProcessCpuNs() - start_cpu_ns_;
     stats_.elapsed_ns = clock_.NowNs() - start_ns_;
   }

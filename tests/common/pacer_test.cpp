@@ -27,91 +27,118 @@ class FakeClock final : public Clock {
 };
 
 constexpr int64_t kMs = 1'000'000;
+constexpr uint64_t kPacket = 9000;
 
-TEST(Pacer, ReleasesEachBurstAtItsSlotEvenlyOverTheInterval) {
-  FakeClock clock;
-  Pacer pacer(&clock, {});
-  const int64_t start = clock.now();
-  pacer.BeginFrame(start, 40 * kMs, 1000);
-  for (uint32_t i = 0; i < 1000; i += 4) {
-    pacer.WaitForPacket(i);
-    const int64_t slot = start + int64_t{i} * 40 * kMs / 1000;
-    ASSERT_GE(clock.now(), slot) << i;
-    ASSERT_LT(clock.now(), slot + 1000) << i;  // within a few spin steps
+// Sends a frame through the pacer; returns each burst's [first, end) and
+// when it was released.
+struct Burst {
+  uint32_t first, end;
+  int64_t at;
+};
+std::vector<Burst> SendFrame(Pacer& pacer, FakeClock& clock, uint32_t packets) {
+  std::vector<Burst> bursts;
+  for (uint32_t i = 0; i < packets;) {
+    const uint32_t end = pacer.WaitForBurst(i);
+    bursts.push_back({i, end, clock.now()});
+    i = end;
   }
-  EXPECT_LT(clock.now(), start + 40 * kMs);
-  EXPECT_EQ(pacer.stats().late, 1u);  // packet 0's slot is now
+  return bursts;
 }
 
-TEST(Pacer, SleepsOncePerBurstAndSpinsOnlyTheLastStretch) {
+TEST(Pacer, WakesOncePerQuantumAndReleasesItsPacketsAtTheirSlot) {
+  FakeClock clock;
+  Pacer pacer(&clock, {});  // 2 ms quanta, 512 KiB bursts
+  const int64_t start = clock.now();
+  pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);  // 50 packets (450 KB) in 2 ms
+  const auto bursts = SendFrame(pacer, clock, 1000);
+  ASSERT_EQ(bursts.size(), 20u);
+  for (const Burst& b : bursts) {
+    EXPECT_EQ(b.end - b.first, 50u);
+    const int64_t slot = start + int64_t{b.first} * 40 * kMs / 1000;
+    EXPECT_GE(b.at, slot) << b.first;
+    EXPECT_LT(b.at, slot + 1000) << b.first;  // within a few spin steps
+  }
+  EXPECT_EQ(pacer.stats().sleeps, 19u);  // every burst but the first
+  EXPECT_EQ(pacer.stats().squeezes, 0u);
+  for (size_t k = 0; k < clock.sleeps.size(); ++k)
+    EXPECT_EQ(clock.sleeps[k], start + int64_t(k + 1) * 2 * kMs - 10'000);
+}
+
+TEST(Pacer, TheByteBoundShrinksTheQuantumAtHighRates) {
   FakeClock clock;
   Pacer::Options o;
-  o.spin_ns = 20'000;
+  o.max_burst_bytes = 90'000;  // 10 packets
   Pacer pacer(&clock, o);
-  const int64_t start = clock.now();
-  pacer.BeginFrame(start, 10 * kMs, 100);  // bursts 400 us apart
-  for (uint32_t i = 0; i < 100; i += 4) pacer.WaitForPacket(i);
-  EXPECT_EQ(pacer.stats().sleeps, 24u);  // every burst but the first
-  ASSERT_EQ(clock.sleeps.size(), 24u);
-  for (size_t k = 0; k < clock.sleeps.size(); ++k)
-    EXPECT_EQ(clock.sleeps[k], start + int64_t(k + 1) * 400'000 - 20'000);
+  pacer.BeginFrame(clock.now(), 40 * kMs, 1000, 1000 * kPacket);
+  const auto bursts = SendFrame(pacer, clock, 1000);
+  EXPECT_EQ(bursts.size(), 100u);
+  for (const Burst& b : bursts) EXPECT_LE((b.end - b.first) * kPacket, o.max_burst_bytes);
 }
 
-TEST(Pacer, NeverSleepsWhenTheSlotIsWithinTheSpinWindow) {
-  FakeClock clock;
-  Pacer pacer(&clock, {});
-  pacer.BeginFrame(clock.now(), 1 * kMs, 100);  // 10 us per packet
-  for (uint32_t i = 0; i < 100; ++i) pacer.WaitForPacket(i);
-  EXPECT_EQ(pacer.stats().sleeps, 0u);
-}
-
-TEST(Pacer, SendsDuePacketsAtOnceAfterAShortStall) {
+TEST(Pacer, AShortStallSendsTheDueBurstAtOnceAndStaysOnSchedule) {
   FakeClock clock;
   Pacer pacer(&clock, {});
   const int64_t start = clock.now();
-  pacer.BeginFrame(start, 10 * kMs, 100);
-  pacer.WaitForPacket(0);
-  clock.Advance(kMs / 2);  // 500 us stall: packets 1..5 are due (100 us apart)
-  const int64_t before = clock.now();
-  for (uint32_t i = 1; i <= 5; ++i) pacer.WaitForPacket(i);
-  EXPECT_EQ(pacer.stats().sleeps, 0u);
-  EXPECT_LT(clock.now() - before, 10'000);
-  EXPECT_EQ(pacer.stats().slips, 0u);
-  pacer.WaitForPacket(6);  // back on schedule
-  EXPECT_EQ(pacer.stats().sleeps, 1u);
-  EXPECT_GE(clock.now(), start + 600'000);
+  pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
+  EXPECT_EQ(pacer.WaitForBurst(0), 50u);
+  clock.Advance(3 * kMs);  // burst 2 (at 2 ms) is due, by less than a quantum
+  const size_t sleeps = clock.sleeps.size();
+  EXPECT_EQ(pacer.WaitForBurst(50), 100u);
+  EXPECT_EQ(clock.sleeps.size(), sleeps);
+  EXPECT_EQ(pacer.stats().squeezes, 0u);
+  EXPECT_EQ(pacer.WaitForBurst(100), 150u);  // at its slot, 4 ms
+  EXPECT_GE(clock.now(), start + 4 * kMs);
+  EXPECT_LT(clock.now(), start + 4 * kMs + 1000);
 }
 
-TEST(Pacer, LongStallSlipsTheScheduleInsteadOfBurstingTheBacklog) {
+// 20 ms gone, 950 packets left for the 20 ms left: bursts of the same size,
+// closer together.
+TEST(Pacer, ALongStallSqueezesTheRestIntoWhatIsLeftOfTheWindow) {
   FakeClock clock;
-  Pacer pacer(&clock, {});  // max lag 1 ms
+  Pacer pacer(&clock, {});
   const int64_t start = clock.now();
-  pacer.BeginFrame(start, 10 * kMs, 100);
-  pacer.WaitForPacket(0);
-  clock.Advance(5 * kMs);
-  pacer.WaitForPacket(1);
-  EXPECT_EQ(pacer.stats().slips, 1u);
-  EXPECT_NEAR(static_cast<double>(pacer.stats().slipped_ns), 5 * kMs - 100'000 - kMs, 1000);
-  // Only about 1 ms of packets (10) are now due at once.
-  int immediate = 0;
-  for (uint32_t i = 2; i < 100; ++i) {
-    const size_t sleeps = clock.sleeps.size();
-    pacer.WaitForPacket(i);
-    if (clock.sleeps.size() == sleeps) ++immediate; else break;
+  pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
+  uint32_t i = pacer.WaitForBurst(0);
+  clock.Advance(20 * kMs);
+  std::vector<int64_t> at;
+  while (i < 1000) {
+    const uint32_t end = pacer.WaitForBurst(i);
+    EXPECT_LE(end - i, 50u) << "never more than a burst at once";
+    at.push_back(clock.now());
+    i = end;
   }
-  EXPECT_LE(immediate, 11);
-  EXPECT_GE(immediate, 9);
+  EXPECT_EQ(pacer.stats().squeezes, 1u);
+  ASSERT_EQ(at.size(), 19u);
+  EXPECT_LT(at.back(), start + 40 * kMs) << "the frame still ends in its window";
+  EXPECT_GT(at.back(), start + 38 * kMs) << "spread over what is left, not sent at once";
+  for (size_t k = 1; k < at.size(); ++k) EXPECT_GT(at[k] - at[k - 1], kMs);  // 20 ms / 19
 }
 
-TEST(Pacer, DisabledNeverWaits) {
+TEST(Pacer, PastTheWindowTheRestStillTakesAQuantum) {
+  FakeClock clock;
+  Pacer pacer(&clock, {});
+  const int64_t start = clock.now();
+  pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
+  uint32_t i = pacer.WaitForBurst(0);
+  clock.Advance(50 * kMs);
+  const int64_t stalled = clock.now();
+  while (i < 1000) i = pacer.WaitForBurst(i);
+  EXPECT_GE(clock.now(), stalled + 2 * kMs * 18 / 19);  // 19 bursts over 2 ms
+  EXPECT_LT(clock.now(), stalled + 2 * kMs + 1000);
+}
+
+TEST(Pacer, DisabledOrHurriedNeverWaitsButKeepsTheByteBound) {
   FakeClock clock;
   Pacer::Options o;
   o.enabled = false;
   Pacer pacer(&clock, o);
-  pacer.BeginFrame(clock.now() + 10 * kMs, 10 * kMs, 100);
+  pacer.BeginFrame(clock.now() + 10 * kMs, 10 * kMs, 1000, 1000 * kPacket);
   const int64_t before = clock.now();
-  for (uint32_t i = 0; i < 100; ++i) pacer.WaitForPacket(i);
+  EXPECT_EQ(pacer.WaitForBurst(0), 58u);  // 512 KiB of 9000-byte packets
   EXPECT_EQ(clock.now(), before);
+  Pacer paced(&clock, {});
+  paced.BeginFrame(clock.now() + 10 * kMs, 40 * kMs, 1000, 1000 * kPacket);
+  EXPECT_EQ(paced.WaitForBurst(0, /*hurry=*/true), 50u);
   EXPECT_TRUE(clock.sleeps.empty());
 }
 

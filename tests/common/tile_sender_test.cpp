@@ -37,7 +37,8 @@ class Loopback : public ::testing::Test {
     receiver_ = std::make_unique<UdpReceiver>(std::move(r).value());
   }
 
-  std::unique_ptr<TileSender> MakeSender(bool pacing, uint32_t mtu = 1500) {
+  std::unique_ptr<TileSender> MakeSender(bool pacing, uint32_t mtu = 1500,
+                                         uint64_t burst_bytes = 4 * 1500) {
     TileSenderOptions o;
     o.packetizer.tile = kTile;
     o.packetizer.max_payload = MaxUdpPayloadForMtu(mtu);
@@ -45,7 +46,7 @@ class Loopback : public ::testing::Test {
     o.socket.destination = "127.0.0.1";
     o.socket.port = receiver_->port();
     o.pacing = pacing;
-    o.burst_packets = 4;  // several bursts per frame, to see the pacing
+    o.max_burst_bytes = burst_bytes;  // several bursts per frame, to see the pacing
     auto s = TileSender::Create(o, &clock_);
     EXPECT_TRUE(s.ok()) << s.status().message();
     return std::move(s).value();
@@ -93,6 +94,21 @@ TEST_F(Loopback, FramesReassembleWithSequenceRunningOn) {
   EXPECT_EQ(a.markers, 1u);
   EXPECT_EQ(sender->stats().frames, 2u);
   EXPECT_LT(sender->socket().stats().syscalls, 2u * n);  // GSO batches
+}
+
+// A burst of many packets, more than one GSO message holds (64), of two
+// sizes (the frame's last packet is shorter): one system call.
+TEST_F(Loopback, ABurstIsOneSystemCallWhateverItHolds) {
+  auto sender = MakeSender(false, 500, 1 << 20);
+  const uint32_t n = sender->packetizer().packet_count();
+  ASSERT_GT(n, 64u);
+  const auto f = PatternFrame(kTile, 5);
+  ASSERT_EQ(sender->SendFrame(f.data(), 1, clock_.NowNs(), 1'000'000, nullptr), 0);
+  EXPECT_EQ(sender->socket().stats().syscalls, 1u);
+  EXPECT_EQ(sender->socket().stats().datagrams, n);
+  const Collected c = Receive(n);
+  EXPECT_TRUE(c.frame == f);
+  for (uint32_t i = 0; i < c.sequences.size(); ++i) EXPECT_EQ(c.sequences[i], i);
 }
 
 TEST_F(Loopback, PacingSpreadsTheFrameOverTheInterval) {

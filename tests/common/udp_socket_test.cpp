@@ -125,15 +125,35 @@ TEST(UdpSocket, SplitsOneBufferIntoDatagramsWithAShorterLast) {
   }
 }
 
-TEST(UdpSocket, GsoSendsMoreThanOneSuperDatagramWhenNeeded) {
+TEST(UdpSocket, GsoSendsSeveralSuperDatagramsInOneCall) {
   UdpReceiver receiver = OpenReceiver();
   UdpSender sender = OpenSender(receiver.port(), true);
   if (!sender.gso()) GTEST_SKIP() << "kernel without UDP GSO";
   std::vector<std::byte> data(100 * 1400, std::byte{1});  // 100 datagrams > 64 segments
   const iovec iov{data.data(), data.size()};
   ASSERT_EQ(sender.Send({&iov, 1}, 1400), 0);
-  EXPECT_EQ(sender.stats().syscalls, 3u);  // 46 + 46 + 8: 65507 / 1400 = 46 per call
+  EXPECT_EQ(sender.stats().syscalls, 1u);  // 46 + 46 + 8 (65507 / 1400 = 46 a message)
+  EXPECT_EQ(sender.stats().datagrams, 100u);
   EXPECT_EQ(Drain(receiver, 100).size(), 100u);
+}
+
+// Runs of different datagram sizes (a burst whose packets differ), with and
+// without GSO: one call, each datagram its run's size.
+TEST(UdpSocket, RunsOfSeveralSizesGoInOneCall) {
+  for (bool gso : {true, false}) {
+    UdpReceiver receiver = OpenReceiver();
+    UdpSender sender = OpenSender(receiver.port(), gso);
+    std::vector<std::byte> a(3 * 2000, std::byte{2}), b(2 * 700 + 100, std::byte{3});
+    const iovec iov_a{a.data(), a.size()}, iov_b{b.data(), b.size()};
+    const DatagramRun runs[2] = {{{&iov_a, 1}, 2000}, {{&iov_b, 1}, 700}};
+    ASSERT_EQ(sender.Send(runs), 0);
+    EXPECT_EQ(sender.stats().syscalls, 1u) << "gso " << gso;
+    const auto got = Drain(receiver, 6);
+    ASSERT_EQ(got.size(), 6u) << "gso " << gso;
+    const size_t sizes[6] = {2000, 2000, 2000, 700, 700, 100};
+    for (size_t i = 0; i < 6; ++i) EXPECT_EQ(got[i].size(), sizes[i]) << i;
+    EXPECT_EQ(got[3][0], std::byte{3});
+  }
 }
 
 TEST(UdpSocket, ReceiverReportsTheSenderAddress) {
