@@ -10,7 +10,11 @@
 #          `iperf3 -u -l 8972 -b 0`.
 # wall:    the reference wall, 5x3 of 2560x1600 paced at 22 fps (32.5 Gbit/s)
 #          to 8 headless receiver nodes with swap sync, $WALL_SECS (60) s:
-#          loss, skipped ticks, skew, CPU-seconds per GB for the machine.
+#          loss, the wall's ticks presented and skipped (the swap sync's,
+#          not summed over tiles), skew; over the steady middle of the run
+#          only, CPU-seconds per GB for the machine vs udpceil's in the same
+#          run, cores per side, and per tile frame the wake-ups (context
+#          switches) and system calls of senders and receivers.
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -20,6 +24,25 @@ receiver=build/receiver/receiver
 
 # CPU-seconds used by the whole machine so far (all CPUs, not idle/iowait).
 machine_cpu_s() { awk '/^cpu /{print ($2+$3+$4+$7+$8+$9)/100}' /proc/stat; }
+
+# "CPU-seconds context-switches" of processes PIDS, all their threads.
+proc_usage() {
+  python3 - "$(getconf CLK_TCK)" "$@" <<'PY'
+import glob, sys
+hz, cpu, switches = float(sys.argv[1]), 0.0, 0
+for pid in sys.argv[2:]:
+    for t in glob.glob("/proc/%s/task/*" % pid):
+        try:
+            f = open(t + "/stat").read().rsplit(")", 1)[1].split()
+            cpu += (int(f[11]) + int(f[12])) / hz
+            for line in open(t + "/status"):
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    switches += int(line.split()[1])
+        except OSError:
+            pass
+print(cpu, switches)
+PY
+}
 
 bench_receive() {
   local ref; ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
@@ -74,6 +97,9 @@ bench_wall() {
       i=$((i + 1))
     done
   } >"$cfg"
+  # The raw path's cost on this machine now: the reference for CPU-s/GB.
+  local ref; ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
+  local ref_cpu; ref_cpu=$(field "$ref" sys_cpu_s\/GB_rx)
   local pids=()
   for i in 1 2 3 4 5 6 7 8; do
     "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 20)) ${RX_FLAGS:-} \
@@ -81,20 +107,29 @@ bench_wall() {
     pids+=($!)
   done
   sleep 1
-  local cpu0; cpu0=$(machine_cpu_s)
-  local t0; t0=$(date +%s.%N)
   rm -f "$out/wall-tx.json"
   scripts/streamer.sh --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
-    >"$out/wall-tx.log" 2>&1 || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
-  local cpu1; cpu1=$(machine_cpu_s)
-  local t1; t1=$(date +%s.%N)
+    >"$out/wall-tx.log" 2>&1 &
+  local tx=$!
+  # CPU and wake-ups of the steady middle only: from a quarter in (start-up
+  # done; at most 10 s) to 5 s before the end.
+  local warm=$((wsecs / 4 < 10 ? wsecs / 4 : 10))
+  sleep "$warm"
+  local ranks; ranks=$(pgrep -f "build/streamer/streamer" | tr '\n' ' ')
+  local m0 t0 s0 r0
+  m0=$(machine_cpu_s); t0=$(date +%s.%N); s0=$(proc_usage $ranks); r0=$(proc_usage "${pids[@]}")
+  sleep $((wsecs - warm - 5))
+  local m1 t1 s1 r1
+  m1=$(machine_cpu_s); t1=$(date +%s.%N); s1=$(proc_usage $ranks); r1=$(proc_usage "${pids[@]}")
+  wait "$tx" || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
   for p in "${pids[@]}"; do kill -TERM "$p"; done
   wait "${pids[@]}" || true
   [ -f "$out/wall-tx.json" ] || return 1
-  python3 - "$out" "$cpu0" "$cpu1" "$t0" "$t1" <<'PY'
+  python3 - "$out" "$m0" "$m1" "$t0" "$t1" "$ref_cpu" $s0 $s1 $r0 $r1 <<'PY'
 import json, os, sys, glob
 exec(os.environ["PYREC"])
-out, cpu0, cpu1, t0, t1 = sys.argv[1], *map(float, sys.argv[2:6])
+out = sys.argv[1]
+m0, m1, t0, t1, ref_cpu, s0c, s0w, s1c, s1w, r0c, r0w, r1c, r1w = map(float, sys.argv[2:15])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
 tiles = [t for r in rx for t in r["tiles"]]
@@ -102,18 +137,38 @@ got = sum(t["bytes"] for t in tiles)
 lost = sum(t["lost"] for t in tiles)
 incomplete = sum(t["frames_incomplete"] for t in tiles)
 s = tx["sync"]
-skipped = s["skipped"] + s["partial"] + tx["aggregate"]["skipped_ticks"]
-print("wall 5x3 of 2560x1600 at %g fps," % tx["fps"] + " %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
-      % (len(tiles), len(rx), tx["duration_s"], tx["aggregate"]["mbps"] / 1000, got * 8 / tx["duration_s"] / 1e9))
-print("wall: lost %d packets, %d incomplete frames, %d ticks skipped of %d (target: 0); skew mean %.3f p99 %.3f max %.3f ms"
-      % (lost, incomplete, skipped, s["presented"] + skipped, s["skew_mean_ms"], s["skew_p99_ms"], s["skew_max_ms"]))
-print("wall: machine CPU %.1f s for %.1f GB received = %.3f CPU-s/GB (target <= 0.30)"
-      % (cpu1 - cpu0, got / 1e9, (cpu1 - cpu0) / (got / 1e9)))
-f = "wall.%g." % tx["fps"]
+fps, n = tx["fps"], len(tiles)
+print("wall 5x3 of 2560x1600 at %g fps," % fps + " %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
+      % (n, len(rx), tx["duration_s"], tx["aggregate"]["mbps"] / 1000, got * 8 / tx["duration_s"] / 1e9))
+# Wall-level ticks: the swap sync's, one per tick (a tick any tile missed is skipped once).
+ticks = s["presented"] + s["skipped"] + s["partial"]
+print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d skipped, %d partial of %d "
+      "(target: 0 skipped); tile frames the senders skipped: %d; skew mean %.3f p99 %.3f max %.3f ms"
+      % (lost, incomplete, s["presented"], s["skipped"], s["partial"], ticks, tx["aggregate"]["skipped_ticks"],
+         s["skew_mean_ms"], s["skew_p99_ms"], s["skew_max_ms"]))
+# The steady window: bytes at the streamer's mean rate over it.
+window = t1 - t0
+gb = tx["aggregate"]["mbps"] / 8e3 * window
+cpu_gb = (m1 - m0) / gb
+frames = n * fps * window
+print("wall: steady %.0f s: machine %.2f cores, %.3f CPU-s/GB = %.2f x udpceil's %.3f in this run (target <= 1.5 x); "
+      "streamer %.2f cores, receivers %.2f cores"
+      % (window, (m1 - m0) / window, cpu_gb, cpu_gb / ref_cpu, ref_cpu, (s1c - s0c) / window, (r1c - r0c) / window))
+st = tx["streams"]
+tx_frames = max(1, sum(x["frames"] for x in st))
+rx_frames = max(1, sum(t["frames_complete"] + t["frames_incomplete"] for t in tiles))
+sw_tx, sw_rx = (s1w - s0w) / frames, (r1w - r0w) / frames
+print("wall: per tile frame: sender %.0f wake-ups (context switches, target <= 30), %.0f send calls, %.0f pacer sleeps; "
+      "receiver %.0f wake-ups (target <= 50), %.0f receive calls"
+      % (sw_tx, sum(x.get("send_syscalls", 0) for x in st) / tx_frames,
+         sum(x.get("pacer_sleeps", 0) for x in st) / tx_frames, sw_rx,
+         sum(t.get("receive_syscalls", 0) for t in tiles) / rx_frames))
+f = "wall.%g." % fps
 for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
-             ("incomplete", incomplete), ("skipped", skipped), ("ticks", s["presented"] + skipped),
+             ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"]), ("ticks", ticks),
              ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"]),
-             ("cpu_s_per_gb", (cpu1 - cpu0) / (got / 1e9))):
+             ("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu),
+             ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx)):
     rec(f + k, v)
 PY
 }

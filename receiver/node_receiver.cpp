@@ -373,6 +373,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
                           {"placed", st.placement.placed},
                           {"datagrams", st.socket.datagrams},
                           {"kernel_drops", st.socket.kernel_drops},
+                          {"receive_syscalls", st.socket.syscalls},
                           {"gathered_bytes", st.placement.gathered}});
   }
   std::fflush(stdout);

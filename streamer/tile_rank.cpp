@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -130,11 +131,10 @@ class TileRank {
     start_ns_ = clock_.NowNs();
     last_message_ns_ = start_ns_;
     last_stats_ns_ = start_ns_;
-    hurry_ = [this] {
-      int pending = 0;
-      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
-      return pending != 0;
-    };
+    // The next tick is due: the rest of the frame goes at once. By the
+    // clock, not by asking MPI: no MPI call (and none of Open MPI's
+    // sched_yield) in the send loop.
+    hurry_ = [this] { return clock_.NowNs() >= next_tick_due_ns_; };
     // The coordinator's go: the first tick, or a heartbeat in bench mode.
     TickMessage tick;
     if (NextTick(&tick)) {
@@ -147,7 +147,9 @@ class TileRank {
         do {
           if (tick.command != TickCommand::kPlay) continue;
           frames_->SetReadAhead(tick.read_ahead_step);
-          SendOne(tick.frame, tick.timestamp, clock_.NowNs(), tick.interval_ns, &hurry_);
+          // Paced from when the tick was due: a tick that came late has its
+          // frame squeezed into what is left of the interval (common/pacer.h).
+          SendOne(tick.frame, tick.timestamp, tick_due_ns_, tick.interval_ns, &hurry_);
           MaybeSendStats(clock_.NowNs());
         } while (NextTick(&tick));
       }
@@ -171,9 +173,7 @@ class TileRank {
         return false;
       }
       MaybeSendStats(now);
-      // Poll often only near the tick due: 15 ranks polling every 100 us for
-      // a whole frame interval are 150,000 wake-ups a second.
-      SleepNs(now < next_tick_due_ns_ - 1'000'000 ? 500'000 : 100'000);
+      SleepNs(TickWaitNs(now));
     }
     // Take the newest tick; older ones waiting mean this tile fell behind.
     uint64_t plays = 0;
@@ -185,8 +185,41 @@ class TileRank {
     }
     if (plays > 1) stats_.skipped_ticks += plays - 1;
     last_message_ns_ = clock_.NowNs();
-    next_tick_due_ns_ = last_message_ns_ + tick->interval_ns;
+    ExpectNextTick(*tick);
     return true;
+  }
+
+  // When the coordinator's next tick is due. Its ticks keep a schedule
+  // (tick k at start + k * interval) but may each come late; the earliest
+  // arrival relative to it is the best estimate of the schedule, so a tick
+  // that came late does not push the next one's expected time back (the
+  // next one comes on time, right after it).
+  void ExpectNextTick(const TickMessage& tick) {
+    if (tick.command != TickCommand::kPlay || tick.interval_ns <= 0) {
+      tick_due_ns_ = last_message_ns_;
+      next_tick_due_ns_ = last_message_ns_ + tick.interval_ns;
+      return;
+    }
+    const int64_t offset = static_cast<int64_t>(tick.tick) * tick.interval_ns;
+    if (!have_schedule_ || last_message_ns_ - offset < schedule_start_ns_)
+      schedule_start_ns_ = last_message_ns_ - offset;
+    have_schedule_ = true;
+    tick_due_ns_ = schedule_start_ns_ + offset;
+    next_tick_due_ns_ = tick_due_ns_ + tick.interval_ns;
+  }
+
+  // How long to sleep before asking for the next tick again: until it is
+  // due in one sleep (the coordinator sends on time, so it comes within
+  // tens of microseconds), then briefly, backing off to 2 ms while none
+  // comes (paused, or before the go); never past the next heartbeat. One to
+  // three wake-ups a tick, where polling every 100-500 us took about 100.
+  int64_t TickWaitNs(int64_t now) const {
+    constexpr int64_t kPollNs = 50'000, kMaxPollNs = 2'000'000;
+    const int64_t until_due = next_tick_due_ns_ - now;
+    const int64_t wait =
+        until_due > 0 ? until_due : std::clamp(-until_due / 2, kPollNs, kMaxPollNs);
+    return std::clamp<int64_t>(std::min(wait, last_stats_ns_ + kStatsPeriodNs - now), kPollNs,
+                               kStatsPeriodNs);
   }
 
   // Frames back to back (unpaced) or at --rate / the wall's fps, each tile
@@ -320,7 +353,10 @@ class TileRank {
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;
+  int64_t tick_due_ns_ = 0;       // when the tick being sent was due
   int64_t next_tick_due_ns_ = 0;  // when the coordinator's next tick should come
+  bool have_schedule_ = false;
+  int64_t schedule_start_ns_ = 0;  // the coordinator's tick 0, as seen here (ExpectNextTick)
 };
 
 }  // namespace

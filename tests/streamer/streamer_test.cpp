@@ -135,7 +135,7 @@ class StreamerTest : public ::testing::Test {
     for (uint32_t t = 0; t < 4; ++t) {
       const auto& frames = captures[t]->frames();
       EXPECT_EQ(captures[t]->malformed(), 0u);
-      ASSERT_EQ(frames.size(), kTicks) << "tile " << t;
+      ASSERT_EQ(frames.size(), kTicks) << "tile " << t << "\n" << r.output;
       std::vector<uint32_t> all_sequences;
       for (const auto& [ts, f] : frames) {
         const uint32_t tick = (ts - base) / 3600;
