@@ -23,7 +23,12 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 # A session of its own: Ctrl-C reaches this script, not mpirun.
-setsid mpirun -n "$ranks" --oversubscribe "${recovery[@]}" "$streamer" "$@" > >(trap "" INT TERM; exec tee "$log") 2>&1 &
+# Open MPI settings, chosen (docs/decisions.md): --bind-to none, since each
+# tile rank places itself on its NIC's NUMA node; mpi_yield_when_idle, since
+# ranks may outnumber cores and a rank waiting in MPI must not spin a core
+# away from a pacing loop.
+mca=(--bind-to none --mca mpi_yield_when_idle 1)
+setsid mpirun -n "$ranks" --oversubscribe "${mca[@]}" "${recovery[@]}" "$streamer" "$@" > >(trap "" INT TERM; exec tee "$log") 2>&1 &
 mpirun_pid=$!
 stop() { pkill -TERM -P "$mpirun_pid" 2>/dev/null; }
 trap stop INT TERM
