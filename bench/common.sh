@@ -20,7 +20,7 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 export PYREC='import os
 def rec(k, v): open(os.environ["RESULTS"], "a").write("%s\t%s\n" % (k, v))'
 json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
-field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
+field() { sed -n "s|.*$2=\([0-9.]*\).*|\1|p" <<<"$1" | head -1; }
 
 wall_config() {  # COLUMNS ROWS FILE
   cat > "$3" <<EOF

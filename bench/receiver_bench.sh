@@ -99,7 +99,7 @@ bench_wall() {
   } >"$cfg"
   # The raw path's cost on this machine now: the reference for CPU-s/GB.
   local ref; ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
-  local ref_cpu; ref_cpu=$(field "$ref" sys_cpu_s\/GB_rx)
+  local ref_cpu; ref_cpu=$(field "$ref" sys_cpu_s/GB_rx)
   local pids=()
   for i in 1 2 3 4 5 6 7 8; do
     "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 20)) ${RX_FLAGS:-} \
@@ -111,11 +111,16 @@ bench_wall() {
   scripts/streamer.sh --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
     >"$out/wall-tx.log" 2>&1 &
   local tx=$!
-  # CPU and wake-ups of the steady middle only: from a quarter in (start-up
-  # done; at most 10 s) to 5 s before the end.
+  # CPU and wake-ups of the steady middle only: once every tile streams
+  # (its plan line printed; start-up takes seconds under load), from a
+  # quarter in (at most 10 s) to 5 s before the end.
+  for _ in $(seq 600); do
+    [ "$(grep -c ' -> ' "$out/wall-tx.log" 2>/dev/null)" -ge 15 ] && break
+    sleep 0.1
+  done
   local warm=$((wsecs / 4 < 10 ? wsecs / 4 : 10))
   sleep "$warm"
-  local ranks; ranks=$(pgrep -f "build/streamer/streamer" | tr '\n' ' ')
+  local ranks; ranks=$(pgrep -x streamer | tr '\n' ' ')
   local m0 t0 s0 r0
   m0=$(machine_cpu_s); t0=$(date +%s.%N); s0=$(proc_usage $ranks); r0=$(proc_usage "${pids[@]}")
   sleep $((wsecs - warm - 5))

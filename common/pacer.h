@@ -6,9 +6,10 @@
 //
 // Pacing is by time: the sender wakes once per quantum and sends the packets
 // the schedule has due by then, as one burst (several GSO messages in one
-// sendmmsg). A burst is the packets of one quantum (Options::quantum_ns, 2 ms)
-// but never more than Options::max_burst_bytes (512 KiB): at a higher rate
-// the quantum shrinks. See docs/decisions.md for the bound.
+// sendmmsg). A burst is Options::max_burst_bytes (512 KiB) of packets, or a
+// quantum's worth where the rate is so low that Options::quantum_ns (10 ms)
+// holds less: a 2560x1600 frame is 24 bursts at any rate from 6 fps up. See
+// docs/decisions.md for the bound.
 //
 // The sender calls WaitForBurst(next) before sending the burst that starts
 // at packet `next`; it sleeps with clock_nanosleep until shortly before that
@@ -50,7 +51,7 @@ class Pacer {
  public:
   struct Options {
     bool enabled = true;                 // false: bursts go at once
-    int64_t quantum_ns = 2'000'000;      // a burst: the packets of this long
+    int64_t quantum_ns = 10'000'000;     // a burst: the packets of at most this long
     uint64_t max_burst_bytes = 512 * 1024;  // and at most this many bytes
     int64_t spin_ns = 10'000;            // spin this long before a slot instead of sleeping
   };

@@ -43,9 +43,9 @@ struct StreamSettings {
   size_t send_buffer = 4718592;      // SO_SNDBUF per tile stream (4.5 MiB)
   size_t receive_buffer = 67108864;  // SO_RCVBUF per tile stream (64 MiB)
   bool pacing = true;
-  // Pacing by time (common/pacer.h): a paced burst is the packets of one
-  // quantum, at most max_burst_bytes.
-  uint32_t pacing_quantum_us = 2000;
+  // Pacing by time (common/pacer.h): a paced burst is max_burst_bytes of
+  // packets, or the packets of one quantum where that is less.
+  uint32_t pacing_quantum_us = 10000;
   uint64_t max_burst_bytes = 512 * 1024;
   uint8_t payload_type = kDefaultPayloadType;
   uint16_t port_base = 50000;  // tile i goes to port_base + i unless a node says otherwise

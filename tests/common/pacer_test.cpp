@@ -29,6 +29,12 @@ class FakeClock final : public Clock {
 constexpr int64_t kMs = 1'000'000;
 constexpr uint64_t kPacket = 9000;
 
+Pacer::Options TwoMs() {
+  Pacer::Options o;
+  o.quantum_ns = 2 * kMs;
+  return o;
+}
+
 // Sends a frame through the pacer; returns each burst's [first, end) and
 // when it was released.
 struct Burst {
@@ -47,7 +53,7 @@ std::vector<Burst> SendFrame(Pacer& pacer, FakeClock& clock, uint32_t packets) {
 
 TEST(Pacer, WakesOncePerQuantumAndReleasesItsPacketsAtTheirSlot) {
   FakeClock clock;
-  Pacer pacer(&clock, {});  // 2 ms quanta, 512 KiB bursts
+  Pacer pacer(&clock, TwoMs());  // 512 KiB bursts
   const int64_t start = clock.now();
   pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);  // 50 packets (450 KB) in 2 ms
   const auto bursts = SendFrame(pacer, clock, 1000);
@@ -66,7 +72,7 @@ TEST(Pacer, WakesOncePerQuantumAndReleasesItsPacketsAtTheirSlot) {
 
 TEST(Pacer, TheByteBoundShrinksTheQuantumAtHighRates) {
   FakeClock clock;
-  Pacer::Options o;
+  Pacer::Options o = TwoMs();
   o.max_burst_bytes = 90'000;  // 10 packets
   Pacer pacer(&clock, o);
   pacer.BeginFrame(clock.now(), 40 * kMs, 1000, 1000 * kPacket);
@@ -77,7 +83,7 @@ TEST(Pacer, TheByteBoundShrinksTheQuantumAtHighRates) {
 
 TEST(Pacer, AShortStallSendsTheDueBurstAtOnceAndStaysOnSchedule) {
   FakeClock clock;
-  Pacer pacer(&clock, {});
+  Pacer pacer(&clock, TwoMs());
   const int64_t start = clock.now();
   pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
   EXPECT_EQ(pacer.WaitForBurst(0), 50u);
@@ -95,7 +101,7 @@ TEST(Pacer, AShortStallSendsTheDueBurstAtOnceAndStaysOnSchedule) {
 // closer together.
 TEST(Pacer, ALongStallSqueezesTheRestIntoWhatIsLeftOfTheWindow) {
   FakeClock clock;
-  Pacer pacer(&clock, {});
+  Pacer pacer(&clock, TwoMs());
   const int64_t start = clock.now();
   pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
   uint32_t i = pacer.WaitForBurst(0);
@@ -116,7 +122,7 @@ TEST(Pacer, ALongStallSqueezesTheRestIntoWhatIsLeftOfTheWindow) {
 
 TEST(Pacer, PastTheWindowTheRestStillTakesAQuantum) {
   FakeClock clock;
-  Pacer pacer(&clock, {});
+  Pacer pacer(&clock, TwoMs());
   const int64_t start = clock.now();
   pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
   uint32_t i = pacer.WaitForBurst(0);
@@ -136,10 +142,23 @@ TEST(Pacer, DisabledOrHurriedNeverWaitsButKeepsTheByteBound) {
   const int64_t before = clock.now();
   EXPECT_EQ(pacer.WaitForBurst(0), 58u);  // 512 KiB of 9000-byte packets
   EXPECT_EQ(clock.now(), before);
-  Pacer paced(&clock, {});
+  Pacer paced(&clock, TwoMs());
   paced.BeginFrame(clock.now() + 10 * kMs, 40 * kMs, 1000, 1000 * kPacket);
   EXPECT_EQ(paced.WaitForBurst(0, /*hurry=*/true), 50u);
   EXPECT_TRUE(clock.sleeps.empty());
+}
+
+// The default: bursts of 512 KiB whatever the rate, down to where that would
+// leave 10 ms between them.
+TEST(Pacer, ByDefaultABurstIsTheByteBoundAtAnyRateAboveTheLongestQuantum) {
+  FakeClock clock;
+  Pacer pacer(&clock, {});
+  for (int64_t interval : {45 * kMs, 166 * kMs}) {  // 22 and 6 fps
+    pacer.BeginFrame(clock.now(), interval, 1375, 1375 * 8960);  // a 2560x1600 frame
+    EXPECT_EQ(pacer.burst_packets(), 58u) << interval;
+  }
+  pacer.BeginFrame(clock.now(), 1000 * kMs, 1375, 1375 * 8960);  // 1 fps: 10 ms of packets
+  EXPECT_EQ(pacer.burst_packets(), 13u);
 }
 
 TEST(Pacer, MonotonicClockSleepsAtLeastUntilTheDeadline) {
