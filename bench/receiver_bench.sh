@@ -89,7 +89,7 @@ bench_wall() {
   # The reference wall's 8 display nodes (configs/sara-5x3.toml), all on loopback.
   {
     printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = %s\n' "$wfps"
-    printf '[stream]\nmtu = 9000\nport_base = 50000\n'
+    printf '[stream]\nmtu = 9000\nport_base = 50000\n%s' "${WALL_STREAM:-}"
     local nodes=("r0c0 r0c1" "r0c2 r0c3" "r0c4 r1c0" "r1c1 r1c2" "r1c3 r1c4" "r2c0 r2c1" "r2c2 r2c3" "r2c4") i=1
     for n in "${nodes[@]}"; do
       printf '[[node]]\nname = "tile%02d"\naddress = "127.0.0.1"\ntiles = [%s]\n' "$i" \
@@ -102,7 +102,7 @@ bench_wall() {
   local ref_cpu; ref_cpu=$(field "$ref" sys_cpu_s/GB_rx)
   local pids=()
   for i in 1 2 3 4 5 6 7 8; do
-    "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 20)) ${RX_FLAGS:-} \
+    "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 90)) ${RX_FLAGS:-} \
       --json "$out/wall-rx$i.json" >"$out/wall-rx$i.log" 2>&1 &
     pids+=($!)
   done
@@ -127,7 +127,7 @@ bench_wall() {
   local m1 t1 s1 r1
   m1=$(machine_cpu_s); t1=$(date +%s.%N); s1=$(proc_usage $ranks); r1=$(proc_usage "${pids[@]}")
   wait "$tx" || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
-  for p in "${pids[@]}"; do kill -TERM "$p"; done
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
   [ -f "$out/wall-tx.json" ] || return 1
   python3 - "$out" "$m0" "$m1" "$t0" "$t1" "$ref_cpu" $s0 $s1 $r0 $r1 <<'PY'

@@ -53,6 +53,13 @@ void Pacer::BeginFrame(int64_t start_ns, int64_t window_ns, uint32_t packets,
   burst_ = static_cast<uint32_t>(
       std::clamp<uint64_t>(std::min(options_.enabled ? by_time : packets, by_bytes), 1, packets));
   quantum_ns_ = std::max<int64_t>(1, static_cast<int64_t>(burst_ * per_packet_ns));
+  // This stream's phase: its bursts fall between other streams' (the window
+  // still ends where planned).
+  const auto shift = static_cast<int64_t>(options_.phase * static_cast<double>(quantum_ns_));
+  if (options_.enabled && shift < window_ns) {
+    base_ns_ += shift;
+    span_ns_ -= shift;
+  }
 }
 
 int64_t Pacer::SlotNs(uint32_t index) const {

@@ -11,6 +11,7 @@ Pacer::Options PacerOptions(const TileSenderOptions& o) {
   p.enabled = o.pacing;
   p.quantum_ns = o.pacing_quantum_ns;
   p.max_burst_bytes = o.max_burst_bytes;
+  p.phase = o.pacing_phase;
   return p;
 }
 

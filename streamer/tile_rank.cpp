@@ -111,6 +111,7 @@ class TileRank {
       so.pacing = c.stream.pacing;
       so.pacing_quantum_ns = int64_t{c.stream.pacing_quantum_us} * 1000;
       so.max_burst_bytes = c.stream.max_burst_bytes;
+      so.pacing_phase = static_cast<double>(tile_) / static_cast<double>(c.routes.size());
       auto sender = TileSender::Create(so, &clock_);
       if (sender.ok()) {
         sender_ = std::move(sender).value();

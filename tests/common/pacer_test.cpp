@@ -148,6 +148,23 @@ TEST(Pacer, DisabledOrHurriedNeverWaitsButKeepsTheByteBound) {
   EXPECT_TRUE(clock.sleeps.empty());
 }
 
+// Tile i of n starts its bursts i/n of a burst interval in, so the streams
+// of one server take turns; the frame still ends in its window.
+TEST(Pacer, APhaseShiftsEveryBurstButNotTheWindowsEnd) {
+  FakeClock clock;
+  Pacer::Options o = TwoMs();
+  o.phase = 0.5;
+  Pacer pacer(&clock, o);
+  const int64_t start = clock.now();
+  pacer.BeginFrame(start, 40 * kMs, 1000, 1000 * kPacket);
+  const auto bursts = SendFrame(pacer, clock, 1000);
+  ASSERT_EQ(bursts.size(), 20u);
+  EXPECT_GE(bursts[0].at, start + kMs);
+  EXPECT_LT(bursts[0].at, start + kMs + 1000);
+  EXPECT_LT(bursts.back().at, start + 40 * kMs);
+  EXPECT_GT(bursts.back().at, start + 38 * kMs);
+}
+
 // The default: bursts of 512 KiB whatever the rate, down to where that would
 // leave 10 ms between them.
 TEST(Pacer, ByDefaultABurstIsTheByteBoundAtAnyRateAboveTheLongestQuantum) {
