@@ -25,22 +25,26 @@ receiver=build/receiver/receiver
 # CPU-seconds used by the whole machine so far (all CPUs, not idle/iowait).
 machine_cpu_s() { awk '/^cpu /{print ($2+$3+$4+$7+$8+$9)/100}' /proc/stat; }
 
-# "CPU-seconds context-switches" of processes PIDS, all their threads.
+# "CPU-seconds wake-ups preemptions" of processes PIDS, all their threads:
+# voluntary context switches (a thread slept and was woken) and involuntary
+# ones (it was preempted).
 proc_usage() {
   python3 - "$(getconf CLK_TCK)" "$@" <<'PY'
 import glob, sys
-hz, cpu, switches = float(sys.argv[1]), 0.0, 0
+hz, cpu, woken, preempted = float(sys.argv[1]), 0.0, 0, 0
 for pid in sys.argv[2:]:
     for t in glob.glob("/proc/%s/task/*" % pid):
         try:
             f = open(t + "/stat").read().rsplit(")", 1)[1].split()
             cpu += (int(f[11]) + int(f[12])) / hz
             for line in open(t + "/status"):
-                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                    switches += int(line.split()[1])
+                if line.startswith("voluntary_ctxt_switches"):
+                    woken += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches"):
+                    preempted += int(line.split()[1])
         except OSError:
             pass
-print(cpu, switches)
+print(cpu, woken, preempted)
 PY
 }
 
@@ -134,7 +138,7 @@ bench_wall() {
 import json, os, sys, glob
 exec(os.environ["PYREC"])
 out = sys.argv[1]
-m0, m1, t0, t1, ref_cpu, s0c, s0w, s1c, s1w, r0c, r0w, r1c, r1w = map(float, sys.argv[2:15])
+m0, m1, t0, t1, ref_cpu, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
 tiles = [t for r in rx for t in r["tiles"]]
@@ -163,10 +167,10 @@ st = tx["streams"]
 tx_frames = max(1, sum(x["frames"] for x in st))
 rx_frames = max(1, sum(t["frames_complete"] + t["frames_incomplete"] for t in tiles))
 sw_tx, sw_rx = (s1w - s0w) / frames, (r1w - r0w) / frames
-print("wall: per tile frame: sender %.0f wake-ups (context switches, target <= 30), %.0f send calls, %.0f pacer sleeps; "
-      "receiver %.0f wake-ups (target <= 50), %.0f receive calls"
-      % (sw_tx, sum(x.get("send_syscalls", 0) for x in st) / tx_frames,
-         sum(x.get("pacer_sleeps", 0) for x in st) / tx_frames, sw_rx,
+print("wall: per tile frame: sender %.0f wake-ups (voluntary context switches, target <= 30) and %.0f preemptions, "
+      "%.0f send calls, %.0f pacer sleeps; receiver %.0f wake-ups (target <= 50) and %.0f preemptions, %.0f receive calls"
+      % (sw_tx, (s1p - s0p) / frames, sum(x.get("send_syscalls", 0) for x in st) / tx_frames,
+         sum(x.get("pacer_sleeps", 0) for x in st) / tx_frames, sw_rx, (r1p - r0p) / frames,
          sum(t.get("receive_syscalls", 0) for t in tiles) / rx_frames))
 f = "wall.%g." % fps
 for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
