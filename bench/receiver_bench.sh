@@ -22,29 +22,41 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 receiver=build/receiver/receiver
 
-# CPU-seconds used by the whole machine so far (all CPUs, not idle/iowait).
-machine_cpu_s() { awk '/^cpu /{print ($2+$3+$4+$7+$8+$9)/100}' /proc/stat; }
 
-# "CPU-seconds wake-ups preemptions" of processes PIDS, all their threads:
-# voluntary context switches (a thread slept and was woken) and involuntary
-# ones (it was preempted).
-proc_usage() {
+# Samples, SECS apart, the machine's CPU-seconds and the clock, and for the
+# two groups of processes (RANKS, then after "--" RECEIVERS; all their
+# threads) CPU-seconds, wake-ups (voluntary context switches) and
+# preemptions (involuntary ones). One process samples both ends, so a slow
+# start of it under load neither stretches the window nor misses a rank.
+# Prints: m0 m1 t0 t1, then per group and end: cpu woken preempted.
+steady_usage() {
   python3 - "$(getconf CLK_TCK)" "$@" <<'PY'
-import glob, sys
-hz, cpu, woken, preempted = float(sys.argv[1]), 0.0, 0, 0
-for pid in sys.argv[2:]:
-    for t in glob.glob("/proc/%s/task/*" % pid):
-        try:
-            f = open(t + "/stat").read().rsplit(")", 1)[1].split()
-            cpu += (int(f[11]) + int(f[12])) / hz
-            for line in open(t + "/status"):
-                if line.startswith("voluntary_ctxt_switches"):
-                    woken += int(line.split()[1])
-                elif line.startswith("nonvoluntary_ctxt_switches"):
-                    preempted += int(line.split()[1])
-        except OSError:
-            pass
-print(cpu, woken, preempted)
+import glob, sys, time
+hz, secs = float(sys.argv[1]), float(sys.argv[2])
+cut = sys.argv.index("--")
+groups = [sys.argv[3:cut], sys.argv[cut + 1:]]
+def machine():
+    f = open("/proc/stat").readline().split()
+    return sum(int(f[i]) for i in (1, 2, 3, 6, 7, 8)) / 100.0
+def usage(pids):
+    cpu, woken, preempted = 0.0, 0, 0
+    for pid in pids:
+        for t in glob.glob("/proc/%s/task/*" % pid):
+            try:
+                f = open(t + "/stat").read().rsplit(")", 1)[1].split()
+                cpu += (int(f[11]) + int(f[12])) / hz
+                for line in open(t + "/status"):
+                    if line.startswith("voluntary_ctxt_switches"):
+                        woken += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        preempted += int(line.split()[1])
+            except OSError:
+                pass
+    return [cpu, woken, preempted]
+m0, t0, u0 = machine(), time.time(), [usage(g) for g in groups]
+time.sleep(secs)
+m1, t1, u1 = machine(), time.time(), [usage(g) for g in groups]
+print(m0, m1, t0, t1, *u0[0], *u1[0], *u0[1], *u1[1])
 PY
 }
 
@@ -125,20 +137,16 @@ bench_wall() {
   local warm=$((wsecs / 4 < 10 ? wsecs / 4 : 10))
   sleep "$warm"
   local ranks; ranks=$(pgrep -x streamer | tr '\n' ' ')
-  local m0 t0 s0 r0
-  m0=$(machine_cpu_s); t0=$(date +%s.%N); s0=$(proc_usage $ranks); r0=$(proc_usage "${pids[@]}")
-  sleep $((wsecs - warm - 5))
-  local m1 t1 s1 r1
-  m1=$(machine_cpu_s); t1=$(date +%s.%N); s1=$(proc_usage $ranks); r1=$(proc_usage "${pids[@]}")
+  local usage; usage=$(steady_usage $((wsecs - warm - 5)) $ranks -- "${pids[@]}")
   wait "$tx" || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
   [ -f "$out/wall-tx.json" ] || return 1
-  python3 - "$out" "$m0" "$m1" "$t0" "$t1" "$ref_cpu" $s0 $s1 $r0 $r1 <<'PY'
+  python3 - "$out" "$ref_cpu" $usage <<'PY'
 import json, os, sys, glob
 exec(os.environ["PYREC"])
 out = sys.argv[1]
-m0, m1, t0, t1, ref_cpu, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
+ref_cpu, m0, m1, t0, t1, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
 tiles = [t for r in rx for t in r["tiles"]]
