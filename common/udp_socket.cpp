@@ -230,6 +230,7 @@ int UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
         stats_.datagrams += message_first_[m + 1] - message_first_[m];
       }
       sent += static_cast<uint32_t>(n);
+      retries = 0;  // each GSO message has its own retries for a full buffer
       continue;
     }
     const int e = errno;
