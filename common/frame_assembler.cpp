@@ -86,7 +86,8 @@ FrameAssembler::Stamp FrameAssembler::JudgeTimestamp(uint32_t ts, Order order) c
 int FrameAssembler::FollowsHeld(HeldAs as, uint16_t sequence, uint32_t timestamp) const {
   for (int h = 0; h < static_cast<int>(kHeldSlots); ++h) {
     const Held& held = held_[h];
-    if (!held.valid || held.as != as || sequence != static_cast<uint16_t>(held.view.rtp.sequence + 1))
+    if (!held.valid || held.as != as ||
+        sequence != static_cast<uint16_t>(held.view.rtp.sequence + 1))
       continue;
     const int32_t advance = TimestampDelta(timestamp, held.view.rtp.timestamp);
     if (advance == 0 || (as == HeldAs::kNewFrame && advance > 0 && advance <= kMaxTimestampAdvance))
@@ -165,8 +166,10 @@ AddResult FrameAssembler::AdmitNewFrame(const Rfc4175View& v, const SequenceVerd
     return Hold(v, HeldAs::kNewFrame);
   HeldSlots candidates = held_;
   for (size_t h = 0; h < kHeldSlots; ++h) {
-    if (held_[h].as == HeldAs::kNewFrame) held_[h].valid = false;
-    else candidates[h].valid = false;
+    if (held_[h].as == HeldAs::kNewFrame)
+      held_[h].valid = false;
+    else
+      candidates[h].valid = false;
   }
   --stats_.timestamp_out_of_sequence;
   CommitSequence({Order::kAhead, order.extended - 1});

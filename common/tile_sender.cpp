@@ -77,9 +77,8 @@ size_t TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp, uint32
 int TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                           int64_t interval_ns, const std::function<bool()>& hurry) {
   const uint32_t count = packetizer_.packet_count();
-  pacer_.BeginFrame(start_ns,
-                    std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)), count,
-                    packetizer_.frame_payload_bytes());
+  pacer_.BeginFrame(start_ns, std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)),
+                    count, packetizer_.frame_payload_bytes());
   bool late = false;
   for (uint32_t i = 0; i < count;) {
     if (!late && hurry && hurry()) late = true;

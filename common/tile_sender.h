@@ -31,9 +31,9 @@ struct TileSenderOptions {
   UdpSenderOptions socket;
   bool pacing = true;
   int64_t pacing_quantum_ns = 10'000'000;  // a burst: the packets of at most this long
-  uint64_t max_burst_bytes = 512 * 1024;  // and at most this many bytes (also unpaced)
-  double pacing_fraction = 0.95;          // spread a frame over this part of the interval
-  double pacing_phase = 0;                // 0..1, see Pacer::Options::phase
+  uint64_t max_burst_bytes = 512 * 1024;   // and at most this many bytes (also unpaced)
+  double pacing_fraction = 0.95;           // spread a frame over this part of the interval
+  double pacing_phase = 0;                 // 0..1, see Pacer::Options::phase
 };
 
 struct TileSenderStats {

@@ -1,10 +1,12 @@
 #include "common/udp_socket.h"
 
 #include <arpa/inet.h>
-#include <netdb.h>
+#include <fmt/format.h>
 #include <linux/sock_diag.h>
+#include <netdb.h>
 #include <netinet/udp.h>
 #include <sched.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,9 +15,6 @@
 #include <climits>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -52,9 +51,10 @@ size_t SetSocketBuffer(int fd, bool send, size_t want) {
   static std::atomic<bool> warned_send{false}, warned_receive{false};
   std::atomic<bool>& warned = send ? warned_send : warned_receive;
   if (granted < want && !warned.exchange(true)) {
-    spdlog::warn("socket {} buffer: asked for {} bytes, the kernel granted {}; as root raise the "
-                 "limit with: sysctl -w net.core.{}={}",
-                 send ? "send" : "receive", want, granted, send ? "wmem_max" : "rmem_max", want);
+    spdlog::warn(
+        "socket {} buffer: asked for {} bytes, the kernel granted {}; as root raise the "
+        "limit with: sysctl -w net.core.{}={}",
+        send ? "send" : "receive", want, granted, send ? "wmem_max" : "rmem_max", want);
   }
   return granted;
 }
@@ -87,8 +87,10 @@ Result<SocketAddress> SocketAddress::Resolve(const std::string& host, uint16_t p
   std::memcpy(&a.storage, res->ai_addr, res->ai_addrlen);
   a.length = static_cast<socklen_t>(res->ai_addrlen);
   freeaddrinfo(res);
-  if (a.storage.ss_family == AF_INET) v4->sin_port = htons(port);
-  else v6->sin6_port = htons(port);
+  if (a.storage.ss_family == AF_INET)
+    v4->sin_port = htons(port);
+  else
+    v6->sin6_port = htons(port);
   return a;
 }
 
@@ -129,7 +131,8 @@ Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
       if (errno != EPERM) return Status::IoError("SO_BINDTODEVICE " + o.device, errno);
       static std::atomic<bool> warned{false};
       if (!warned.exchange(true))
-        spdlog::warn("binding to interface {} needs CAP_NET_RAW; relying on the source address", o.device);
+        spdlog::warn("binding to interface {} needs CAP_NET_RAW; relying on the source address",
+                     o.device);
     }
   }
   if (!o.source_address.empty()) {
@@ -342,7 +345,8 @@ int UdpReceiver::ReceiveBatch() {
     m.msg_hdr.msg_flags = 0;
   }
   ++stats_.syscalls;
-  const int n = recvmmsg(fd_.get(), mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()), MSG_WAITFORONE, nullptr);
+  const int n = recvmmsg(fd_.get(), mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()),
+                         MSG_WAITFORONE, nullptr);
   if (n < 0) {
     const int e = errno;
     if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNREFUSED) return 0;
@@ -376,7 +380,8 @@ int UdpReceiver::ReceiveBatch() {
 void UdpReceiver::UpdateKernelDrops() {
   uint32_t meminfo[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof meminfo;
-  if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) == 0 && len > SK_MEMINFO_DROPS * sizeof(uint32_t))
+  if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) == 0 &&
+      len > SK_MEMINFO_DROPS * sizeof(uint32_t))
     stats_.kernel_drops = meminfo[SK_MEMINFO_DROPS];
 }
 

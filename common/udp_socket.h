@@ -5,8 +5,8 @@
 // each of one size (its last may be shorter) as a list of iovecs, and hands
 // them all to the kernel in one sendmmsg: with UDP GSO (UDP_SEGMENT) one
 // message per GSO send (up to 64 datagrams, 64 KB); where the kernel or
-// device refuses GSO, one message per datagram from then on. ECONNREFUSED (receiver gone: ICMP port unreachable),
-// ENOBUFS, EAGAIN and EINTR are soft: counted, never fatal.
+// device refuses GSO, one message per datagram from then on. ECONNREFUSED (receiver gone: ICMP port
+// unreachable), ENOBUFS, EAGAIN and EINTR are soft: counted, never fatal.
 //
 // UdpReceiver: bound to an address and port, UDP_GRO on, recvmmsg into
 // buffers sized at Open; coalesced GRO buffers are split back into datagrams.
@@ -54,9 +54,9 @@ struct SendStats {
   uint64_t datagrams = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
-  uint64_t refused = 0;   // datagrams dropped by ECONNREFUSED (receiver gone)
-  uint64_t no_buffer = 0; // ENOBUFS/EAGAIN: retried
-  uint64_t dropped = 0;   // all datagrams given up: refused, or no buffer after retries
+  uint64_t refused = 0;    // datagrams dropped by ECONNREFUSED (receiver gone)
+  uint64_t no_buffer = 0;  // ENOBUFS/EAGAIN: retried
+  uint64_t dropped = 0;    // all datagrams given up: refused, or no buffer after retries
   uint64_t gso_fallbacks = 0;
 };
 
@@ -120,7 +120,7 @@ class UdpSender {
   size_t granted_buffer_ = 0;
   SendStats stats_;
   std::vector<iovec> split_iov_;
-  std::vector<uint32_t> datagram_begin_;   // datagram k: split_iov_[begin[k], begin[k+1])
+  std::vector<uint32_t> datagram_begin_;  // datagram k: split_iov_[begin[k], begin[k+1])
   std::vector<uint32_t> datagram_bytes_;
   std::vector<mmsghdr> mmsgs_;
   std::vector<uint32_t> message_first_;  // GSO message m: datagrams [first[m], first[m+1])
@@ -132,8 +132,8 @@ struct UdpReceiverOptions {
   uint16_t port = 0;  // 0: any free port (tests); see port()
   size_t receive_buffer = 67108864;
   bool gro = true;
-  uint32_t batch = 32;            // messages per recvmmsg
-  int timeout_ms = 100;           // ReceiveBatch returns 0 after this long idle
+  uint32_t batch = 32;   // messages per recvmmsg
+  int timeout_ms = 100;  // ReceiveBatch returns 0 after this long idle
 };
 
 struct ReceiveStats {

@@ -19,9 +19,9 @@ enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2 };
 
 struct TickMessage {
   uint64_t tick = 0;
-  uint64_t frame = 0;         // movie frame index to send
-  int64_t interval_ns = 0;    // the frame interval, for pacing
-  uint32_t timestamp = 0;     // RTP timestamp of this tick, the same on every tile
+  uint64_t frame = 0;           // movie frame index to send
+  int64_t interval_ns = 0;      // the frame interval, for pacing
+  uint32_t timestamp = 0;       // RTP timestamp of this tick, the same on every tile
   int32_t read_ahead_step = 1;  // frames per tick the disk reader reads ahead (playback speed)
   TickCommand command = TickCommand::kPlay;
 };
@@ -45,15 +45,15 @@ struct TileStats {
   uint64_t packets = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
-  uint64_t send_errors = 0;    // datagrams dropped (refused, no buffer)
-  uint64_t refused = 0;        // of which: receiver gone (ICMP unreachable)
+  uint64_t send_errors = 0;  // datagrams dropped (refused, no buffer)
+  uint64_t refused = 0;      // of which: receiver gone (ICMP unreachable)
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;
   uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/pacer.h)
   uint64_t pacer_sleeps = 0;    // the pacer's wake-ups
-  int64_t cpu_ns = 0;          // CPU time of the tile's process
-  int64_t elapsed_ns = 0;      // since the tile started streaming
-  char error[200] = {};        // the first run-time error, reported once
+  int64_t cpu_ns = 0;           // CPU time of the tile's process
+  int64_t elapsed_ns = 0;       // since the tile started streaming
+  char error[200] = {};         // the first run-time error, reported once
 };
 
 }  // namespace tilestream

@@ -1,8 +1,8 @@
 #include "streamer/report.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace tilestream {
@@ -60,25 +60,28 @@ Totals Add(const std::vector<StreamSummary>& streams) {
 
 std::string SecondLine(double seconds, const std::vector<StreamSummary>& streams) {
   const Totals t = Add(streams);
-  return fmt::format("{:7.1f} s  {} streams  {:.2f} Gbit/s (per stream {:.2f}..{:.2f})  disk {:.0f} MB/s  "
-                     "CPU {:.0f}%  send errors {}  late {}  skipped {}",
-                     seconds, streams.size(), t.mbps / 1000, t.min_mbps / 1000, t.max_mbps / 1000, t.disk,
-                     t.cpu, t.errors, t.late, t.skipped);
+  return fmt::format(
+      "{:7.1f} s  {} streams  {:.2f} Gbit/s (per stream {:.2f}..{:.2f})  disk {:.0f} MB/s  "
+      "CPU {:.0f}%  send errors {}  late {}  skipped {}",
+      seconds, streams.size(), t.mbps / 1000, t.min_mbps / 1000, t.max_mbps / 1000, t.disk, t.cpu,
+      t.errors, t.late, t.skipped);
 }
 
 std::string FinalReport(double seconds, const std::vector<StreamSummary>& streams) {
   std::string out = fmt::format("final report: {:.1f} s, {} streams\n", seconds, streams.size());
   for (const StreamSummary& s : streams) {
-    out += fmt::format("tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
-                       "frames {} ({} late, {} skipped, {} missed)\n",
-                       s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
-                       s.refused ? fmt::format(" ({} receiver gone)", s.refused) : "", s.disk_mbytes_per_s,
-                       s.frames, s.late_frames, s.skipped_ticks, s.missed_frames);
+    out += fmt::format(
+        "tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
+        "frames {} ({} late, {} skipped, {} missed)\n",
+        s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
+        s.refused ? fmt::format(" ({} receiver gone)", s.refused) : "", s.disk_mbytes_per_s,
+        s.frames, s.late_frames, s.skipped_ticks, s.missed_frames);
   }
   const Totals t = Add(streams);
-  out += fmt::format("total  {:<2} streams  {:10.1f} Mbps  {:5.1f} %CPU  {} send errors  disk {:.0f} MB/s  "
-                     "frames {} ({} late, {} skipped, {} missed)\n",
-                     streams.size(), t.mbps, t.cpu, t.errors, t.disk, t.frames, t.late, t.skipped, t.missed);
+  out += fmt::format(
+      "total  {:<2} streams  {:10.1f} Mbps  {:5.1f} %CPU  {} send errors  disk {:.0f} MB/s  "
+      "frames {} ({} late, {} skipped, {} missed)\n",
+      streams.size(), t.mbps, t.cpu, t.errors, t.disk, t.frames, t.late, t.skipped, t.missed);
   return out;
 }
 
@@ -94,10 +97,12 @@ double QuantileMs(const SwapSyncMaster& sync, double q) {
 
 std::string SyncReportLine(const SwapSyncMaster& sync) {
   const SyncStats& s = sync.stats();
-  return fmt::format("swap sync: {} ticks shown, {} skipped, {} partial; skew mean {:.3f}, p99 {:.3f}, max {:.3f} ms "
-                     "({} ticks measured)",
-                     s.presented, s.skipped, s.partial, s.skew_mean_ms(), QuantileMs(sync, 0.99),
-                     s.skew_max_ns / 1e6, s.skew_samples);
+  return fmt::format(
+      "swap sync: {} ticks shown, {} skipped, {} partial; skew mean {:.3f}, p99 {:.3f}, max {:.3f} "
+      "ms "
+      "({} ticks measured)",
+      s.presented, s.skipped, s.partial, s.skew_mean_ms(), QuantileMs(sync, 0.99),
+      s.skew_max_ns / 1e6, s.skew_samples);
 }
 
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
@@ -111,23 +116,40 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
   j["mtu"] = config.stream.mtu;
   j["streams"] = nlohmann::json::array();
   for (const StreamSummary& s : streams) {
-    j["streams"].push_back({{"tile", s.tile}, {"nic", s.nic}, {"mbps", s.mbps}, {"cpu_percent", s.cpu_percent},
-                            {"send_errors", s.send_errors}, {"refused", s.refused}, {"disk_mbytes_per_s", s.disk_mbytes_per_s},
-                            {"frames", s.frames}, {"late_frames", s.late_frames},
-                            {"skipped_ticks", s.skipped_ticks}, {"missed_frames", s.missed_frames},
-                            {"held_frames", s.held_frames}, {"packets", s.packets}, {"bytes", s.bytes},
-                            {"send_syscalls", s.send_syscalls}, {"pacer_sleeps", s.pacer_sleeps}});
+    j["streams"].push_back({{"tile", s.tile},
+                            {"nic", s.nic},
+                            {"mbps", s.mbps},
+                            {"cpu_percent", s.cpu_percent},
+                            {"send_errors", s.send_errors},
+                            {"refused", s.refused},
+                            {"disk_mbytes_per_s", s.disk_mbytes_per_s},
+                            {"frames", s.frames},
+                            {"late_frames", s.late_frames},
+                            {"skipped_ticks", s.skipped_ticks},
+                            {"missed_frames", s.missed_frames},
+                            {"held_frames", s.held_frames},
+                            {"packets", s.packets},
+                            {"bytes", s.bytes},
+                            {"send_syscalls", s.send_syscalls},
+                            {"pacer_sleeps", s.pacer_sleeps}});
   }
   const Totals t = Add(streams);
-  j["aggregate"] = {{"streams", streams.size()}, {"mbps", t.mbps}, {"cpu_percent", t.cpu},
-                    {"send_errors", t.errors}, {"disk_mbytes_per_s", t.disk}, {"frames", t.frames},
-                    {"late_frames", t.late}, {"skipped_ticks", t.skipped}, {"missed_frames", t.missed}};
+  j["aggregate"] = {{"streams", streams.size()},   {"mbps", t.mbps},
+                    {"cpu_percent", t.cpu},        {"send_errors", t.errors},
+                    {"disk_mbytes_per_s", t.disk}, {"frames", t.frames},
+                    {"late_frames", t.late},       {"skipped_ticks", t.skipped},
+                    {"missed_frames", t.missed}};
   if (sync) {
     const SyncStats& s = sync->stats();
-    j["sync"] = {{"presented", s.presented}, {"skipped", s.skipped}, {"partial", s.partial},
-                 {"unmatched", s.unmatched}, {"skew_samples", s.skew_samples}, {"skew_mean_ms", s.skew_mean_ms()},
+    j["sync"] = {{"presented", s.presented},
+                 {"skipped", s.skipped},
+                 {"partial", s.partial},
+                 {"unmatched", s.unmatched},
+                 {"skew_samples", s.skew_samples},
+                 {"skew_mean_ms", s.skew_mean_ms()},
                  {"skew_p50_ms", QuantileMs(*sync, 0.5)},
-                 {"skew_p99_ms", QuantileMs(*sync, 0.99)}, {"skew_max_ms", s.skew_max_ns / 1e6}};
+                 {"skew_p99_ms", QuantileMs(*sync, 0.99)},
+                 {"skew_max_ms", s.skew_max_ns / 1e6}};
   }
   return j.dump(2) + "\n";
 }

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "streamer/messages.h"
 #include "common/swap_sync.h"
 #include "common/wall_config.h"
+#include "streamer/messages.h"
 
 namespace tilestream {
 
@@ -32,10 +32,12 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config);
 std::string SecondLine(double seconds, const std::vector<StreamSummary>& streams);
 // One line per stream and a total line.
 std::string FinalReport(double seconds, const std::vector<StreamSummary>& streams);
-// "swap sync: 1320 ticks shown, 0 skipped, 0 partial; skew mean 0.21, p99 0.80, max 1.10 ms (1320 ticks)"
+// "swap sync: 1320 ticks shown, 0 skipped, 0 partial; skew mean 0.21, p99 0.80, max 1.10 ms (1320
+// ticks)"
 std::string SyncReportLine(const SwapSyncMaster& sync);
 // `sync`: the swap sync's results, or null when it did not run.
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
-                            const WallConfig& config, bool bench, const SwapSyncMaster* sync = nullptr);
+                            const WallConfig& config, bool bench,
+                            const SwapSyncMaster* sync = nullptr);
 
 }  // namespace tilestream

@@ -1,13 +1,12 @@
 #include "streamer/tile_rank.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "common/frame_ring.h"
 #include "common/tile_sender.h"
@@ -62,7 +61,8 @@ std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std
   } else {
     for (uint32_t f = 0; f < 2; ++f) {
       std::vector<std::byte> frame(g.frame_bytes());
-      for (size_t i = 0; i < frame.size(); ++i) frame[i] = std::byte((i / 3 + tile * 37 + f * 101) & 0xff);
+      for (size_t i = 0; i < frame.size(); ++i)
+        frame[i] = std::byte((i / 3 + tile * 37 + f * 101) & 0xff);
       frames.push_back(std::move(frame));
     }
   }
@@ -71,8 +71,13 @@ std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std
 
 class TileRank {
  public:
-  TileRank(const WallComm& comm, const StreamerOptions& options, const Wall& wall, const std::atomic<bool>* stop)
-      : comm_(comm), options_(options), wall_(wall), stop_(stop), tile_(static_cast<uint32_t>(comm.rank - 1)) {
+  TileRank(const WallComm& comm, const StreamerOptions& options, const Wall& wall,
+           const std::atomic<bool>* stop)
+      : comm_(comm),
+        options_(options),
+        wall_(wall),
+        stop_(stop),
+        tile_(static_cast<uint32_t>(comm.rank - 1)) {
     stats_.tile = tile_;
   }
 
@@ -266,7 +271,8 @@ class TileRank {
                const std::function<bool()>* hurry) {
     const std::byte* frame = nullptr;
     if (options_.bench) {  // wait, in slices that keep the heartbeat going
-      for (int64_t waited = 0; !frame && waited < 5 * kSecond && !stop_->load(); waited += kStatsPeriodNs) {
+      for (int64_t waited = 0; !frame && waited < 5 * kSecond && !stop_->load();
+           waited += kStatsPeriodNs) {
         frame = frames_->Acquire(frame_index, clock_.NowNs() + kStatsPeriodNs);
         if (!frame && frames_->failed()) break;
         MaybeSendStats(clock_.NowNs());

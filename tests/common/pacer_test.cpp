@@ -170,7 +170,7 @@ TEST(Pacer, APhaseShiftsEveryBurstButNotTheWindowsEnd) {
 TEST(Pacer, ByDefaultABurstIsTheByteBoundAtAnyRateAboveTheLongestQuantum) {
   FakeClock clock;
   Pacer pacer(&clock, {});
-  for (int64_t interval : {45 * kMs, 166 * kMs}) {  // 22 and 6 fps
+  for (int64_t interval : {45 * kMs, 166 * kMs}) {               // 22 and 6 fps
     pacer.BeginFrame(clock.now(), interval, 1375, 1375 * 8960);  // a 2560x1600 frame
     EXPECT_EQ(pacer.burst_packets(), 58u) << interval;
   }

@@ -3,7 +3,6 @@
 #include "common/udp_socket.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -76,7 +75,8 @@ void SendAndCheckFrame(bool gso, bool gro, uint32_t mtu) {
       std::byte* h = headers.data() + size_t{i} * 1024;
       const size_t n = p->WriteHeaders(i, 90000, i, {h, 1024});
       iov.push_back({h, n});
-      iov.push_back({const_cast<std::byte*>(frame.data()) + p->pixels(i).offset, p->pixels(i).length});
+      iov.push_back(
+          {const_cast<std::byte*>(frame.data()) + p->pixels(i).offset, p->pixels(i).length});
       const auto pad = p->padding(i);
       if (!pad.empty()) iov.push_back({const_cast<std::byte*>(pad.data()), pad.size()});
     }
@@ -104,7 +104,9 @@ void SendAndCheckFrame(bool gso, bool gro, uint32_t mtu) {
 TEST(UdpSocket, FrameCrossesLoopbackWithGsoAndGro) { SendAndCheckFrame(true, true, 9000); }
 TEST(UdpSocket, FrameCrossesLoopbackWithGsoAt1500Mtu) { SendAndCheckFrame(true, true, 1500); }
 TEST(UdpSocket, FrameCrossesLoopbackWithSendmmsgFallback) { SendAndCheckFrame(false, false, 9000); }
-TEST(UdpSocket, FrameCrossesLoopbackWithGsoToNonGroReceiver) { SendAndCheckFrame(true, false, 1500); }
+TEST(UdpSocket, FrameCrossesLoopbackWithGsoToNonGroReceiver) {
+  SendAndCheckFrame(true, false, 1500);
+}
 
 TEST(UdpSocket, SplitsOneBufferIntoDatagramsWithAShorterLast) {
   for (bool gso : {true, false}) {

@@ -259,7 +259,7 @@ class StreamerInteropTest : public InteropTest {
     return nlohmann::json::parse(in, nullptr, false);
   }
   uint64_t SentFrames() { return TxReport()["streams"][0]["frames"].get<uint64_t>(); }
-  uint64_t TicksWithoutAFrame() {  // skipped late, or no frame read in time
+  uint64_t TicksWithoutAFrame() {    // skipped late, or no frame read in time
     const auto report = TxReport();  // the expression refers into it
     return report["aggregate"]["skipped_ticks"].get<uint64_t>() +
            report["aggregate"]["missed_frames"].get<uint64_t>();
