@@ -217,8 +217,8 @@ class TileRank {
   // How long to sleep before asking for the next tick again: until it is
   // due in one sleep (the coordinator sends on time, so it comes within
   // tens of microseconds), then briefly, backing off to 2 ms while none
-  // comes (paused, or before the go); never past the next heartbeat. One to
-  // three wake-ups a tick, where polling every 100-500 us took about 100.
+  // comes (paused, or before the go); never past the next heartbeat. Polling
+  // every 100-500 us took about 100 wake-ups a tick.
   int64_t TickWaitNs(int64_t now) const {
     constexpr int64_t kPollNs = 50'000, kMaxPollNs = 2'000'000;
     const int64_t until_due = next_tick_due_ns_ - now;
