@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 
 namespace tilestream {
 namespace {
@@ -77,23 +78,35 @@ void Pacer::Squeeze(uint32_t next, int64_t now) {
   span_ns_ = std::max(end_ns_ - now, quantum_ns_);
 }
 
-uint32_t Pacer::WaitForBurst(uint32_t next, bool hurry) {
+bool WaitUntilNs(Clock* clock, int64_t deadline_ns, int64_t spin_ns) {
+  const bool sleep = deadline_ns - clock->NowNs() > spin_ns;
+  if (sleep) clock->SleepUntilNs(deadline_ns - spin_ns);
+  while (clock->NowNs() < deadline_ns) CpuRelax();
+  return sleep;
+}
+
+int64_t Pacer::DueNs(uint32_t next) const {
+  return options_.enabled ? SlotNs(next) : std::numeric_limits<int64_t>::min();
+}
+
+uint32_t Pacer::TakeBurst(uint32_t next, bool hurry) {
   ++stats_.waits;
   const uint32_t end = std::min(packets_, next + burst_);
   if (!options_.enabled || hurry) return end;
   const int64_t slot = SlotNs(next);
-  int64_t now = clock_->NowNs();
-  if (now >= slot) {
-    ++stats_.late;
-    if (now - slot > quantum_ns_) Squeeze(next, now);
-    return end;
-  }
-  if (slot - now > options_.spin_ns) {
-    clock_->SleepUntilNs(slot - options_.spin_ns);
-    ++stats_.sleeps;
-  }
-  while (clock_->NowNs() < slot) CpuRelax();
+  const int64_t now = clock_->NowNs();
+  if (now - slot > options_.spin_ns) ++stats_.late;
+  if (now - slot > quantum_ns_) Squeeze(next, now);
   return end;
+}
+
+void Pacer::WaitForSlot(uint32_t next) {
+  if (options_.enabled && WaitUntilNs(clock_, SlotNs(next), options_.spin_ns)) ++stats_.sleeps;
+}
+
+uint32_t Pacer::WaitForBurst(uint32_t next, bool hurry) {
+  if (!hurry) WaitForSlot(next);
+  return TakeBurst(next, hurry);
 }
 
 }  // namespace tilestream

@@ -40,10 +40,14 @@ class MonotonicClock final : public Clock {
   void SleepUntilNs(int64_t deadline_ns) override;
 };
 
+// Waits until `deadline_ns`: sleeps until `spin_ns` before it, then spins
+// (a sleep ends up to tens of microseconds late). Returns whether it slept.
+bool WaitUntilNs(Clock* clock, int64_t deadline_ns, int64_t spin_ns);
+
 struct PacerStats {
   uint64_t waits = 0;     // WaitForBurst calls: one per burst
   uint64_t sleeps = 0;    // clock_nanosleep calls (wake-ups)
-  uint64_t late = 0;      // bursts that found their slot already past
+  uint64_t late = 0;      // bursts that went more than spin_ns after their slot
   uint64_t squeezes = 0;  // times the rest of a frame was re-planned after a stall
 };
 
@@ -71,12 +75,21 @@ class Pacer {
 
   // Returns when packet `next` may be sent, with the end (exclusive) of the
   // burst that may go with it. Disabled or `hurry` (the next tick is due):
-  // at once.
+  // at once. The same as waiting until DueNs(next), then TakeBurst.
   // REQUIRES: next < packets of BeginFrame; calls in order of `next`.
   uint32_t WaitForBurst(uint32_t next, bool hurry = false);
 
+  // For a loop that paces several streams and waits itself: when the burst
+  // starting at packet `next` is due (INT64_MIN when pacing is off), and
+  // the burst to send now, at or after that time, with the same re-planning
+  // after a stall as WaitForBurst. WaitForSlot waits until DueNs(next).
+  int64_t DueNs(uint32_t next) const;
+  uint32_t TakeBurst(uint32_t next, bool hurry);
+  void WaitForSlot(uint32_t next);
+
   int64_t SlotNs(uint32_t index) const;
   uint32_t burst_packets() const { return burst_; }
+  int64_t spin_ns() const { return options_.spin_ns; }
   const PacerStats& stats() const { return stats_; }
 
  private:

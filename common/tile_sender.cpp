@@ -74,26 +74,40 @@ size_t TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp, uint32
   return n_runs;
 }
 
+void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
+                            int64_t interval_ns) {
+  pacer_.BeginFrame(start_ns, std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)),
+                    packetizer_.packet_count(), packetizer_.frame_payload_bytes());
+  frame_ = frame;
+  timestamp_ = timestamp;
+  next_ = 0;
+  late_ = false;
+}
+
+int TileSender::SendBurst(bool hurry) {
+  const uint32_t count = packetizer_.packet_count();
+  late_ = late_ || hurry;
+  const uint32_t end = pacer_.TakeBurst(next_, late_);
+  const size_t n_runs = BuildBurst(frame_, timestamp_, next_, end);
+  const int e = socket_.Send({runs_.data(), n_runs});
+  next_ = end;
+  if (e == 0 && next_ < count) return 0;
+  frame_ = nullptr;
+  stats_.sequence += count;
+  if (e != 0) return e;
+  ++stats_.frames;
+  if (late_) ++stats_.late_frames;
+  return 0;
+}
+
 int TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                           int64_t interval_ns, const std::function<bool()>& hurry) {
-  const uint32_t count = packetizer_.packet_count();
-  pacer_.BeginFrame(start_ns, std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)),
-                    count, packetizer_.frame_payload_bytes());
-  bool late = false;
-  for (uint32_t i = 0; i < count;) {
-    if (!late && hurry && hurry()) late = true;
-    const uint32_t end = pacer_.WaitForBurst(i, late);
-    const size_t n_runs = BuildBurst(frame, timestamp, i, end);
-    if (const int e = socket_.Send({runs_.data(), n_runs}); e != 0) {
-      stats_.sequence += count;
-      return e;
-    }
-    i = end;
+  BeginFrame(frame, timestamp, start_ns, interval_ns);
+  for (;;) {
+    const bool late = late_ || (hurry && hurry());
+    if (!late) pacer_.WaitForSlot(next_);
+    if (const int e = SendBurst(late); e != 0 || !sending()) return e;
   }
-  stats_.sequence += count;
-  ++stats_.frames;
-  if (late) ++stats_.late_frames;
-  return 0;
 }
 
 }  // namespace tilestream

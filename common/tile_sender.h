@@ -54,6 +54,17 @@ class TileSender {
   int SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
                 const std::function<bool()>& hurry);
 
+  // The same in steps, for one thread that paces several tiles
+  // (streamer/tile_stream.h): BeginFrame plans the frame, NextBurstNs says
+  // when its next burst is due (INT64_MIN unpaced), SendBurst sends that
+  // burst (at or after then; at once when hurrying) and ends the frame with
+  // its last burst or a hard socket error (whose errno it returns).
+  // REQUIRES: BeginFrame only when !sending(); SendBurst only when sending().
+  void BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns);
+  bool sending() const { return frame_ != nullptr; }
+  int64_t NextBurstNs() const { return pacer_.DueNs(next_); }
+  int SendBurst(bool hurry);
+
   const Packetizer& packetizer() const { return packetizer_; }
   const UdpSender& socket() const { return socket_; }
   const Pacer& pacer() const { return pacer_; }
@@ -74,6 +85,10 @@ class TileSender {
   std::vector<iovec> iov_;          // 3 per packet of a burst
   std::vector<DatagramRun> runs_;   // 1 per packet of a burst at most
   TileSenderStats stats_;
+  // The frame being sent (BeginFrame .. its last burst).
+  const std::byte* frame_ = nullptr;
+  uint32_t timestamp_ = 0, next_ = 0;
+  bool late_ = false;
 };
 
 }  // namespace tilestream

@@ -50,11 +50,12 @@ sleep 0.1  # let tee finish
 dead=$(sed -n 's/.*process rank \([0-9][0-9]*\) .*exited on signal.*/\1/p' "$log" | head -1)
 if [ -n "$dead" ]; then
   if grep -q "^Child job" "$log"; then dead=$((dead + 1)); fi
-  tile=$(sed -n "s/^  tile \([^ ]*\) *rank $dead .*/\1/p" "$log" | head -1)
+  tile=$(sed -n "s/^  tile \([^ ]*\) *rank $dead .*/\1/p" "$log" | paste -sd, | sed 's/,/, /g')
   if [ "$dead" -eq 0 ]; then
     echo "streamer.sh: the coordinator (rank 0) died; the job was ended" >&2
   else
-    echo "streamer.sh: tile ${tile:-?} (rank $dead) died; the job was ended" >&2
+    case $tile in *,*) what=tiles ;; *) what=tile ;; esac
+    echo "streamer.sh: $what ${tile:-?} (rank $dead) died; the job was ended" >&2
   fi
   [ "$rc" -ne 0 ] || rc=1
 fi

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "common/swap_sync.h"
 #include "streamer/control_server.h"
 #include "streamer/messages.h"
+#include "streamer/rank_plan.h"
 #include "streamer/report.h"
 
 namespace tilestream {
@@ -46,6 +48,7 @@ class Coordinator {
         previous_(tiles_),
         heard_ns_(tiles_, 0),
         final_(tiles_, false),
+        plan_(c_, static_cast<uint32_t>(std::max(1, comm.size - 1))),
         sync_(tiles_, c_.sync.partial) {}
 
   int Run() {
@@ -81,6 +84,8 @@ class Coordinator {
   }
 
  private:
+  // A message per tile, or one for all tiles of a rank that could not set
+  // up at all.
   bool CollectReady() {
     std::vector<bool> ready(tiles_, false);
     bool all_ok = true;
@@ -96,21 +101,25 @@ class Coordinator {
           for (uint32_t t = 0; t < tiles_; ++t)
             if (!ready[t])
               fmt::print(stderr, "streamer: tile {} (rank {}) did not report ready\n",
-                         TileName(c_, t), t + 1);
+                         TileName(c_, t), plan_.rank(t));
           return false;
         }
         Sleep(1'000'000);
         continue;
       }
-      const uint32_t t = static_cast<uint32_t>(st.MPI_SOURCE - 1);
-      MPI_Recv(&messages[t], sizeof(ReadyMessage), MPI_BYTE, st.MPI_SOURCE, kTagReady, comm_.comm,
-               MPI_STATUS_IGNORE);
-      ready[t] = true;
-      ++count;
-      if (!messages[t].ok) {
-        all_ok = false;
-        fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), t + 1,
-                   messages[t].message);
+      ReadyMessage m;
+      MPI_Recv(&m, sizeof m, MPI_BYTE, st.MPI_SOURCE, kTagReady, comm_.comm, MPI_STATUS_IGNORE);
+      m.message[sizeof m.message - 1] = '\0';
+      for (uint32_t t : plan_.tiles(st.MPI_SOURCE)) {
+        if (ready[t] || (m.tile != t && m.tile != kAllTiles)) continue;
+        messages[t] = m;
+        ready[t] = true;
+        ++count;
+        if (!m.ok) {
+          all_ok = false;
+          fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), plan_.rank(t),
+                     m.message);
+        }
       }
     }
     if (!all_ok) return false;
@@ -126,7 +135,7 @@ class Coordinator {
               : "");
       for (uint32_t t = 0; t < tiles_; ++t) {
         const TileRoute& r = c_.routes[t];
-        fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t), t + 1,
+        fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t), plan_.rank(t),
                    c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
                    messages[t].numa_node != 0xffffffff
                        ? fmt::format(" (NUMA {})", messages[t].numa_node)
@@ -136,6 +145,9 @@ class Coordinator {
                        ? (messages[t].direct_io ? "  O_DIRECT" : "  buffered reads")
                        : "");
       }
+      if (comm_.size - 1 > plan_.tile_ranks())
+        fmt::print("  ranks {}..{} spare: more ranks than tiles + 1\n", plan_.tile_ranks() + 1,
+                   comm_.size - 1);
       std::fflush(stdout);
     }
     return true;
@@ -240,7 +252,7 @@ class Coordinator {
     const auto& receivers = server_->receiver_stats();
     for (uint32_t t = 0; t < tiles_; ++t) {
       nlohmann::json tile{
-          {"tile", TileName(c_, t)}, {"rank", t + 1}, {"nic", c_.nics[c_.routes[t].nic].name}};
+          {"tile", TileName(c_, t)}, {"rank", plan_.rank(t)}, {"nic", c_.nics[c_.routes[t].nic].name}};
       if (t < last_second_.size()) {
         const StreamSummary& s = last_second_[t];
         tile["gbps"] = s.mbps / 1000;
@@ -287,8 +299,10 @@ class Coordinator {
     m.timestamp = timestamp;
     m.interval_ns = interval;
     m.command = command;
-    for (uint32_t t = 0; t < tiles_; ++t)
-      MPI_Send(&m, sizeof m, MPI_BYTE, static_cast<int>(t + 1), kTagTick, comm_.comm);
+    // Spare ranks (past tiles + 1) hear only the stop.
+    const int last = command == TickCommand::kStop ? comm_.size - 1 : plan_.tile_ranks();
+    for (int rank = 1; rank <= last; ++rank)
+      MPI_Send(&m, sizeof m, MPI_BYTE, rank, kTagTick, comm_.comm);
   }
 
   // Takes every statistics message waiting.
@@ -300,7 +314,9 @@ class Coordinator {
       if (!pending) return;
       TileStats s;
       MPI_Recv(&s, sizeof s, MPI_BYTE, st.MPI_SOURCE, kTagStats, comm_.comm, MPI_STATUS_IGNORE);
-      const uint32_t t = static_cast<uint32_t>(st.MPI_SOURCE - 1);
+      const uint32_t t = s.tile;
+      if (t >= tiles_ || plan_.rank(t) != st.MPI_SOURCE) continue;  // not from its rank
+      s.error[sizeof s.error - 1] = '\0';
       if (s.error[0] != '\0' && latest_[t].error[0] == '\0')
         fmt::print(stderr, "streamer: tile {}: {}\n", TileName(c_, t), s.error);
       latest_[t] = s;
@@ -320,12 +336,19 @@ class Coordinator {
       if (final_[t]) {
         h = Health::kStopping;
       } else if (now - heard_ns_[t] > kTileSilenceNs) {
-        fmt::print(stderr, "streamer: tile {} (rank {}) stopped responding; ending the job\n",
-                   TileName(c_, t), t + 1);
+        fmt::print(stderr, "streamer: {} (rank {}) stopped responding; ending the job\n",
+                   TilesOfRank(plan_.rank(t)), plan_.rank(t));
         return Health::kDead;
       }
     }
     return h;
+  }
+
+  // "tile r0c1", or "tiles r0c0, r0c1" for a rank streaming several.
+  std::string TilesOfRank(int rank) const {
+    std::string names;
+    for (uint32_t t : plan_.tiles(rank)) names += (names.empty() ? "" : ", ") + TileName(c_, t);
+    return (plan_.tiles(rank).size() > 1 ? "tiles " : "tile ") + names;
   }
 
   void PrintSecond() {
@@ -371,7 +394,7 @@ class Coordinator {
         for (uint32_t t = 0; t < tiles_; ++t)
           if (!final_[t])
             fmt::print(stderr, "streamer: tile {} (rank {}) sent no final report\n",
-                       TileName(c_, t), t + 1);
+                       TileName(c_, t), plan_.rank(t));
         return;
       }
       Sleep(1'000'000);
@@ -417,6 +440,7 @@ class Coordinator {
   std::vector<TileStats> latest_, previous_;
   std::vector<int64_t> heard_ns_;
   std::vector<bool> final_;
+  const RankPlan plan_;
   int64_t start_ns_ = 0;
   SwapSyncMaster sync_;
   std::vector<SyncEvent> events_;

@@ -48,14 +48,8 @@ Result<WallComm> JoinWall(int argc, char** argv, uint32_t tiles) {
       MPI_Intercomm_merge(inter, 0, &w.comm);
       w.spawned = true;
       w.inter = inter;
-    } else if (static_cast<uint32_t>(world) == tiles + 1) {
-      MPI_Comm_dup(MPI_COMM_WORLD, &w.comm);
     } else {
-      return Status::InvalidArgument(fmt::format(
-          "the MPI job has {} ranks, but a wall of {} tiles needs 1 (tile ranks are spawned: "
-          "`mpirun -n 1 --oversubscribe streamer ...`) or {} (coordinator + one rank per tile: "
-          "`mpirun -n {} streamer ...`)",
-          world, tiles, tiles + 1, tiles + 1));
+      MPI_Comm_dup(MPI_COMM_WORLD, &w.comm);
     }
   }
   MPI_Comm_rank(w.comm, &w.rank);

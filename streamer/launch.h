@@ -1,7 +1,9 @@
-// Forming the wall's communicator: rank 0 is the coordinator, rank t + 1
-// streams tile t. Either all tiles + 1 ranks were started by mpirun
-// (static), or mpirun started one rank and it spawns the tile ranks with
-// MPI_Comm_spawn; the spawned children find their parent and the two merge.
+// Forming the wall's communicator: rank 0 is the coordinator, ranks 1..n
+// stream the tiles (streamer/rank_plan.h). Either mpirun started two or
+// more ranks (static: with fewer than tiles + 1 a rank streams several
+// tiles, with more the extra ones idle), or it started one rank and that
+// spawns a rank per tile with MPI_Comm_spawn; the spawned children find
+// their parent and the two merge.
 #pragma once
 
 #include <mpi.h>

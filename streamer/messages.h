@@ -1,4 +1,5 @@
-// Messages between the coordinator (rank 0) and the tile ranks: plain
+// Messages between the coordinator (rank 0) and the tile ranks (each
+// streaming one or more tiles, streamer/rank_plan.h): plain
 // structs sent as MPI_BYTE between processes of one build. Point to point
 // from rank 0 to each tile rather than MPI_Bcast: a tile rank is busy
 // sending for most of a frame interval and cannot progress a broadcast tree
@@ -26,7 +27,12 @@ struct TickMessage {
   TickCommand command = TickCommand::kPlay;
 };
 
+// One per tile, from the rank that streams it; a rank that could not even
+// read the wall sends one for all of its tiles (tile = kAllTiles).
+inline constexpr uint32_t kAllTiles = 0xffffffff;
+
 struct ReadyMessage {
+  uint32_t tile = kAllTiles;
   uint32_t ok = 0;
   uint32_t direct_io = 0;  // the tile store is read with O_DIRECT
   uint32_t gso = 0;        // the socket sends with UDP GSO
@@ -50,8 +56,8 @@ struct TileStats {
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;
   uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/pacer.h)
-  uint64_t pacer_sleeps = 0;    // the pacer's wake-ups
-  int64_t cpu_ns = 0;           // CPU time of the tile's process
+  uint64_t pacer_sleeps = 0;    // the rank's sleeps until one of this tile's bursts
+  int64_t cpu_ns = 0;           // CPU time of the tile's rank, shared evenly by its tiles
   int64_t elapsed_ns = 0;       // since the tile started streaming
   char error[200] = {};         // the first run-time error, reported once
 };

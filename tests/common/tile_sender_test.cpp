@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -134,6 +135,40 @@ TEST_F(Loopback, HurrySendsTheRestAtOnceAndCountsALateFrame) {
   EXPECT_LT(clock_.NowNs() - start, 5'000'000'000LL);
   EXPECT_EQ(sender->stats().late_frames, 1u);
   EXPECT_TRUE(Receive(sender->packetizer().packet_count()).frame == f);
+}
+
+// The stepwise API a rank serving several tiles uses: bursts due one after
+// the other over the interval, the frame whole, ended by its last burst.
+TEST_F(Loopback, InStepsEachBurstIsDueInTurnAndTheFrameArrivesWhole) {
+  auto sender = MakeSender(true);
+  const auto f = PatternFrame(kTile, 6);
+  const int64_t start = clock_.NowNs();
+  sender->BeginFrame(f.data(), 9, start, 20'000'000);  // 20 ms
+  int64_t last_due = start - 1;
+  int bursts = 0;
+  while (sender->sending()) {
+    const int64_t due = sender->NextBurstNs();
+    EXPECT_GT(due, last_due);
+    EXPECT_LT(due, start + 19'000'000);  // within 95% of the interval
+    last_due = due;
+    while (clock_.NowNs() < due) {
+    }
+    ASSERT_EQ(sender->SendBurst(false), 0);
+    ++bursts;
+  }
+  const uint32_t n = sender->packetizer().packet_count();
+  const uint32_t per_burst = sender->pacer().burst_packets();
+  EXPECT_GT(bursts, 1);
+  EXPECT_EQ(bursts, static_cast<int>((n + per_burst - 1) / per_burst));
+  EXPECT_EQ(sender->stats().frames, 1u);
+  EXPECT_EQ(sender->stats().late_frames, 0u);
+  const Collected c = Receive(n);
+  EXPECT_TRUE(c.frame == f);
+  for (uint32_t i = 0; i < c.sequences.size(); ++i) EXPECT_EQ(c.sequences[i], i);
+
+  auto unpaced = MakeSender(false);
+  unpaced->BeginFrame(f.data(), 9, start, 20'000'000);
+  EXPECT_EQ(unpaced->NextBurstNs(), std::numeric_limits<int64_t>::min()) << "due at once";
 }
 
 }  // namespace

@@ -1,0 +1,192 @@
+#include "streamer/tile_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace tilestream {
+namespace {
+
+// A frame not in yet is looked for again this often while other tiles of
+// the rank keep it busy (alone, the rank waits on the ring itself).
+constexpr int64_t kLookAgainNs = 1'000'000;
+
+void CopyText(const std::string& s, char* out, size_t size) {
+  std::strncpy(out, s.c_str(), size - 1);
+  out[size - 1] = '\0';
+}
+
+// Frames for benchmarks from memory: up to 4 frames of the movie, or a
+// synthetic pattern that differs per tile and frame.
+std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std::string* error) {
+  std::vector<std::vector<std::byte>> frames;
+  const TileGeometry g = wall.config.wall.tile;
+  if (wall.movie) {
+    auto reader = TileReader::Open(*wall.movie, tile);
+    auto buffer = AlignedBuffer::Allocate(wall.movie->frame_stride);
+    if (!reader.ok() || !buffer.ok()) {
+      *error = reader.ok() ? buffer.status().message() : reader.status().message();
+      return nullptr;
+    }
+    for (uint64_t f = 0; f < std::min<uint64_t>(4, wall.movie->frames); ++f) {
+      if (Status s = reader->ReadFrame(f, buffer->span()); !s.ok()) {
+        *error = s.message();
+        return nullptr;
+      }
+      frames.emplace_back(buffer->data(), buffer->data() + g.frame_bytes());
+    }
+  } else {
+    for (uint32_t f = 0; f < 2; ++f) {
+      std::vector<std::byte> frame(g.frame_bytes());
+      for (size_t i = 0; i < frame.size(); ++i)
+        frame[i] = std::byte((i / 3 + tile * 37 + f * 101) & 0xff);
+      frames.push_back(std::move(frame));
+    }
+  }
+  return std::make_unique<MemoryFrames>(std::move(frames));
+}
+
+TileSenderOptions SenderOptions(const WallConfig& c, uint32_t tile, double phase) {
+  const TileRoute& route = c.routes[tile];
+  const Nic& nic = c.nics[route.nic];
+  TileSenderOptions so;
+  so.packetizer.tile = c.wall.tile;
+  so.packetizer.max_payload = c.max_udp_payload();
+  so.packetizer.packing = c.stream.packing;
+  so.packetizer.payload_type = c.stream.payload_type;
+  so.packetizer.ssrc = TileSsrc(tile);
+  so.socket.destination = c.nodes[route.node].address;
+  so.socket.port = route.port;
+  so.socket.source_address = nic.address;
+  if (nic.name != "default") so.socket.device = nic.name;
+  so.socket.send_buffer = c.stream.send_buffer;
+  so.pacing = c.stream.pacing;
+  so.pacing_quantum_ns = int64_t{c.stream.pacing_quantum_us} * 1000;
+  so.max_burst_bytes = c.stream.max_burst_bytes;
+  so.pacing_phase = phase;
+  return so;
+}
+
+}  // namespace
+
+std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOptions& options,
+                                             uint32_t tile, double phase, Clock* clock,
+                                             ReadyMessage* ready) {
+  const WallConfig& c = wall.config;
+  std::unique_ptr<TileStream> s(new TileStream(tile));
+  ready->tile = tile;
+  std::string error;
+  if (options.source == "memory") {
+    s->frames_ = MemorySource(wall, tile, &error);
+  } else if (auto ring = DiskFrameRing::Open(*wall.movie, tile, options.ring_frames); ring.ok()) {
+    ready->direct_io = (*ring)->direct();
+    s->frames_ = std::move(ring).value();
+  } else {
+    error = ring.status().message();
+  }
+  if (s->frames_) {
+    const TileSenderOptions so = SenderOptions(c, tile, phase);
+    if (auto sender = TileSender::Create(so, clock); sender.ok()) {
+      s->sender_ = std::move(sender).value();
+      ready->gso = s->sender_->socket().gso();
+    } else {
+      error = fmt::format("socket to {}:{} via NIC {}: {}", so.socket.destination, so.socket.port,
+                          c.nics[c.routes[tile].nic].name, sender.status().message());
+    }
+  }
+  ready->ok = error.empty();
+  CopyText(error, ready->message, sizeof ready->message);
+  return ready->ok ? std::move(s) : nullptr;
+}
+
+void TileStream::Queue(uint64_t frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
+                       int64_t give_up_ns) {
+  state_ = State::kWaiting;
+  frame_ = frame;
+  timestamp_ = timestamp;
+  start_ns_ = start_ns;
+  interval_ns_ = interval_ns;
+  give_up_ns_ = give_up_ns;
+  look_again_ns_ = 0;
+}
+
+int64_t TileStream::DueNs(int64_t now, bool hurry) const {
+  switch (state_) {
+    case State::kIdle:
+      return kNever;
+    case State::kWaiting:
+      return std::min(look_again_ns_, give_up_ns_);
+    case State::kSending:
+      return hurry ? now : sender_->NextBurstNs();
+  }
+  return kNever;
+}
+
+void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
+  if (state_ == State::kWaiting) {
+    TakeFrame(now, wait_until);
+    return;
+  }
+  if (state_ != State::kSending) return;
+  if (const int e = sender_->SendBurst(hurry); e != 0) Report(fmt::format("send: {}", std::strerror(e)));
+  if (sender_->sending()) return;
+  if (acquired_) frames_->Release();
+  state_ = State::kIdle;
+}
+
+void TileStream::TakeFrame(int64_t now, int64_t wait_until) {
+  const std::byte* frame = frames_->Acquire(frame_, std::min(wait_until, give_up_ns_));
+  acquired_ = frame != nullptr;
+  if (!frame) {
+    now = std::max(now, std::min(wait_until, give_up_ns_));
+    if (now < give_up_ns_) {
+      look_again_ns_ = now + kLookAgainNs;
+      return;
+    }
+    if (frames_->failed()) {
+      Report(fmt::format("reading the tile store: {}; holding the last frame", frames_->error()));
+      frame = frames_->LastFrame();
+      if (frame) ++stats_.held_frames;
+    }
+    if (!frame) {
+      ++stats_.missed_frames;
+      state_ = State::kIdle;
+      return;
+    }
+  }
+  sender_->BeginFrame(frame, timestamp_, start_ns_, interval_ns_);
+  state_ = State::kSending;
+}
+
+// The first run-time error, once, to the coordinator (which prints it).
+void TileStream::Report(const std::string& error) {
+  if (stats_.error[0] != '\0') return;
+  CopyText(error, stats_.error, sizeof stats_.error);
+  error_pending_ = true;
+}
+
+const TileStats& TileStream::Collect(int64_t cpu_ns, int64_t elapsed_ns) {
+  const SendStats& s = sender_->socket().stats();
+  const TileSenderStats& t = sender_->stats();
+  const FrameSourceStats d = frames_->stats();
+  stats_.frames = t.frames;
+  stats_.late_frames = t.late_frames;
+  stats_.packets = s.datagrams;
+  stats_.bytes = s.bytes;
+  stats_.syscalls = s.syscalls;
+  stats_.send_errors = s.dropped;
+  stats_.refused = s.refused;
+  stats_.disk_bytes = d.bytes_read;
+  stats_.disk_read_ns = d.read_ns;
+  stats_.pacer_squeezes = sender_->pacer().stats().squeezes;
+  stats_.pacer_sleeps = sleeps_;
+  stats_.cpu_ns = cpu_ns;
+  stats_.elapsed_ns = elapsed_ns;
+  error_pending_ = false;
+  return stats_;
+}
+
+}  // namespace tilestream

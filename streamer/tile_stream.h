@@ -1,0 +1,81 @@
+// One tile of a tile rank: its frames (read-ahead ring from the tile store,
+// or memory for benchmarks), its socket on the tile's NIC, and the frame it
+// is sending. A rank's loop (tile_rank.cpp) drives all of its tiles through
+// Step, so that one thread paces several streams, each on its own schedule:
+//
+//   Queue(frame) -> waiting for the frame's pixels -> sending, one burst per
+//   Step at the burst's slot -> idle.
+//
+// Not thread-safe; no MPI. No allocation or logging per frame.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "common/frame_ring.h"
+#include "common/tile_sender.h"
+#include "streamer/messages.h"
+#include "streamer/streamer_options.h"
+
+namespace tilestream {
+
+class TileStream {
+ public:
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+  // Opens tile `tile`'s frames and socket; `ready` says how it went (null
+  // if it failed). `phase`: 0..1, where its bursts fall between the other
+  // streams' (Pacer::Options::phase).
+  static std::unique_ptr<TileStream> Open(const Wall& wall, const StreamerOptions& options,
+                                          uint32_t tile, double phase, Clock* clock,
+                                          ReadyMessage* ready);
+
+  // The frame to send next, paced over [start_ns, start_ns + interval_ns)
+  // once its pixels are in; if they are not by give_up_ns the frame is
+  // missed (or, after a read error, the last frame is sent again).
+  // REQUIRES: !busy().
+  void Queue(uint64_t frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
+             int64_t give_up_ns);
+  void SetReadAhead(int32_t step) { frames_->SetReadAhead(step); }
+
+  bool busy() const { return state_ != State::kIdle; }
+  bool waiting_for_frame() const { return state_ == State::kWaiting; }
+  // When Step has something to do: the next burst's slot (now, hurrying),
+  // or when to look for the frame's pixels again; kNever when idle.
+  int64_t DueNs(int64_t now, bool hurry) const;
+  // Does what is due: takes the frame's pixels (waiting for them until
+  // `wait_until` at most), or sends the next burst. `hurry`: the next tick
+  // is due, the rest of the frame goes at once.
+  void Step(int64_t now, int64_t wait_until, bool hurry);
+
+  void CountSleep() { ++sleeps_; }
+  void CountSkippedTicks(uint64_t n) { stats_.skipped_ticks += n; }
+  // The counters, with `cpu_ns` as this tile's share of its rank's CPU.
+  // Clears error_pending().
+  const TileStats& Collect(int64_t cpu_ns, int64_t elapsed_ns);
+  // A first run-time error not yet collected.
+  bool error_pending() const { return error_pending_; }
+  const TileSender& sender() const { return *sender_; }
+  uint32_t tile() const { return stats_.tile; }
+
+ private:
+  enum class State { kIdle, kWaiting, kSending };
+  TileStream(uint32_t tile) { stats_.tile = tile; }
+  void TakeFrame(int64_t now, int64_t wait_until);
+  void Report(const std::string& error);
+
+  std::unique_ptr<FrameProvider> frames_;
+  std::unique_ptr<TileSender> sender_;
+  State state_ = State::kIdle;
+  bool acquired_ = false;  // the frame being sent must be released
+  uint64_t frame_ = 0;
+  uint32_t timestamp_ = 0;
+  int64_t start_ns_ = 0, interval_ns_ = 0, give_up_ns_ = 0, look_again_ns_ = 0;
+  uint64_t sleeps_ = 0;
+  bool error_pending_ = false;
+  TileStats stats_;
+};
+
+}  // namespace tilestream
