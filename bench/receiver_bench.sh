@@ -15,6 +15,8 @@
 #          only, CPU-seconds per GB for the machine vs udpceil's in the same
 #          run, cores per side, and per tile frame the wake-ups (context
 #          switches) and system calls of senders and receivers.
+#          $WALL_RANKS: the streamer's MPI ranks (default: 1, spawning one
+#          rank per tile; 2 is one rank streaming all 15 tiles).
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -124,7 +126,7 @@ bench_wall() {
   done
   sleep 1
   rm -f "$out/wall-tx.json"
-  scripts/streamer.sh --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
+  scripts/streamer.sh ${WALL_RANKS:+-n "$WALL_RANKS"} --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
     >"$out/wall-tx.log" 2>&1 &
   local tx=$!
   # CPU and wake-ups of the steady middle only: once every tile streams

@@ -67,6 +67,27 @@ TEST(RankPlan, ARanksTilesShareANicWhereTheCountsAllowIt) {
   EXPECT_EQ(halves.tiles(1).size(), 8u);
 }
 
+// The reference wall's config: 5 ranks (-n 5) get one NIC's tiles each.
+TEST(RankPlan, TheReferenceWallOnFourTileRanksGivesEachRankOneNic) {
+  auto c = LoadWallConfig(TILESTREAM_SOURCE_DIR "/configs/sara-5x3.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const RankPlan plan(*c, 4);
+  ExpectEveryTileOnceAndBalanced(plan, 15);
+  for (int r = 1; r <= 4; ++r) {
+    std::set<uint32_t> nics;
+    for (uint32_t t : plan.tiles(r)) nics.insert(c->routes[t].nic);
+    EXPECT_EQ(nics.size(), 1u) << "rank " << r;
+  }
+}
+
+TEST(RankPlan, RanksPastTilesPlusOneAreSpare) {
+  const RankPlan plan(DefaultWallConfig({2, 2}), 6);
+  EXPECT_EQ(plan.tile_ranks(), 4);
+  ExpectEveryTileOnceAndBalanced(plan, 4);
+  EXPECT_TRUE(plan.tiles(5).empty());
+  EXPECT_TRUE(plan.tiles(6).empty());
+}
+
 TEST(RankPlan, OneRankStreamsTheWholeWall) {
   const RankPlan plan(DefaultWallConfig({2, 2}), 1);
   EXPECT_EQ(plan.tiles(1), (std::vector<uint32_t>{0, 1, 2, 3}));
