@@ -51,9 +51,11 @@ void SyncClient::Lost(const std::string& why) {
 
 void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
   int fd = -1;
+  short wanted = POLLIN;
   {
     std::lock_guard lock(mu_);
     if (channel_.open()) fd = channel_.fd();
+    if (channel_.wants_write()) wanted |= POLLOUT;  // a line the socket did not take at once
   }
   if (fd < 0) {
     if (MonotonicNs() >= next_attempt_ns_) Connect();
@@ -64,7 +66,7 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
     }
     fd = channel_.fd();
   }
-  pollfd p{fd, POLLIN, 0};
+  pollfd p{fd, wanted, 0};
   if (poll(&p, 1, timeout_ms) <= 0) return;
   std::vector<std::string> lines;
   bool open;

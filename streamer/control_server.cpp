@@ -61,14 +61,14 @@ void ControlServer::Poll(int64_t timeout_ns) {
   for (const auto& c : clients_)
     fds.push_back({c->channel.fd(),
                    static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
-  // poll() counts milliseconds; wait at least one unless asked not to wait,
-  // or lines from the last call are still waiting.
+  // Not at all while lines from the last call are still waiting; else to
+  // the nanosecond (ppoll), so that a tick waited for here is not late.
   bool backlog = false;
   for (const auto& c : clients_) backlog = backlog || c->channel.has_line();
-  const int timeout_ms = timeout_ns <= 0 || backlog
-                             ? 0
-                             : static_cast<int>(std::max<int64_t>(1, timeout_ns / 1'000'000));
-  const int ready = poll(fds.data(), fds.size(), timeout_ms);
+  const int64_t wait_ns = backlog ? 0 : std::max<int64_t>(0, timeout_ns);
+  const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000),
+                         static_cast<long>(wait_ns % 1'000'000'000)};
+  const int ready = ppoll(fds.data(), fds.size(), &timeout, nullptr);
   if (ready > 0 && (fds[0].revents & POLLIN)) Accept();
   for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
     Client& c = *clients_[i - 1];

@@ -29,6 +29,7 @@ constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kReadyTimeoutNs = 60 * kSecond;
 constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 ms
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
+constexpr int64_t kHealthCheckNs = 50'000'000;  // playing, tiles' silence is checked this often
 
 std::string TileName(const WallConfig& c, uint32_t tile) {
   return TileId::FromIndex(tile, c.wall.layout).Name();
@@ -218,8 +219,10 @@ class Coordinator {
           PrintSecond();
           next_second += kSecond;
         }
+        // One wake-up per event: the tick, a sync deadline, the second's
+        // line, a control line; 50 ms at most, for the health checks.
         const int64_t now = clock_.NowNs();
-        Wait(std::min({due - now, int64_t{2'000'000}, sync_.next_deadline_ns() - now}));
+        Wait(std::min({due, next_second, sync_.next_deadline_ns(), now + kHealthCheckNs}) - now);
       }
       if (stop_->load() || commands_.stop_requested() ||
           (options_.ticks && tick >= options_.ticks) || TimeUp())
