@@ -73,6 +73,7 @@ class TileRank {
       start_ns_ = clock_.NowNs();
       start_cpu_ns_ = ProcessCpuNs();
       if (options_.bench) {
+        for (size_t i = 0; i < streams_.size(); ++i) QueueBenchFrame(i, start_ns_);
         Pump();
       } else {
         do {
@@ -106,9 +107,10 @@ class TileRank {
   // tile's frame is out; the next tick being due (by the clock: no MPI call,
   // and none of Open MPI's sched_yield, in here) sends the rest at once. In
   // benchmark mode each tile's next frame is queued as the last goes out,
-  // and it returns when told to stop.
+  // and once told to stop it returns when the frames under way are out.
   void Pump() {
     const int64_t spin_ns = streams_.front()->sender().pacer().spin_ns();
+    bool benching = options_.bench;
     for (;;) {
       int64_t now = clock_.NowNs();
       const bool hurry = !options_.bench && now >= next_tick_due_ns_;
@@ -116,8 +118,8 @@ class TileRank {
       int64_t next = TileStream::kNever;
       for (size_t i = 0; i < streams_.size(); ++i) {
         TileStream& s = *streams_[i];
-        if (options_.bench && !s.busy()) QueueBenchFrame(i, now);
         if (s.DueNs(now, hurry) <= now) s.Step(now, now, hurry);
+        if (benching && !s.busy()) QueueBenchFrame(i, now);
         if (!s.busy()) continue;
         if (s.waiting_for_frame() && !waiter) {
           waiter = &s;
@@ -126,9 +128,10 @@ class TileRank {
           next_stream = &s;
         }
       }
-      if (!waiter && !next_stream) return;  // played: every frame is out
+      if (!waiter && !next_stream) return;  // every frame is out
       now = clock_.NowNs();
-      if (options_.bench && now >= last_stats_ns_ + kStatsPeriodNs && !KeepBenching(now)) return;
+      if (benching && now >= last_stats_ns_ + kStatsPeriodNs) benching = KeepBenching(now);
+      if (coordinator_gone_) return;
       MaybeSendStats(now);
       const int64_t until = std::min(next, last_stats_ns_ + kStatsPeriodNs);
       if (waiter) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -174,6 +175,7 @@ class StreamerTest : public ::testing::Test {
     }
   }
 
+  void BenchAndCheck(int ranks, const std::string& flags, bool check_frames);
   void ExpectTheTileHoldsItsLastFrameAfter(const std::function<void()>& fault,
                                            const std::string& said);
   std::string Launcher(const std::string& ranks,
@@ -198,6 +200,52 @@ TEST_F(StreamerTest, TwoRanksSharingTheTilesSendEveryFramePixelExact) { StreamAn
 TEST_F(StreamerTest, RanksPastTilesPlusOneStaySpareAndTheWallPlays) {
   StreamAndCheck(7);
   EXPECT_THAT(output_, HasSubstr("ranks 5..6 spare"));
+}
+
+// Benchmark mode: every tile sends on its own schedule until --duration,
+// whatever the rank count (a rank streaming several tiles keeps each going),
+// from the disk ring by default. Paced, every frame arrives whole and is the
+// store's frame of its timestamp.
+void StreamerTest::BenchAndCheck(int ranks, const std::string& flags, bool check_frames) {
+  auto captures = StartCaptures();
+  const std::string json = dir_ / "bench.json";
+  const ProcessResult r =
+      Shell(Mpirun(ranks) + kStreamer + " --config " + WriteConfig(captures) + " --movie " +
+                movie() + " --bench --duration 3 --json " + json + " " + flags,
+            dir_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (auto& c : captures) c->Stop();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_GE(j["duration_s"].get<double>(), 2.5) << r.output;
+  ASSERT_EQ(j["streams"].size(), 4u);
+  for (const auto& s : j["streams"]) {
+    // 25 fps paced for 3 s is 75 frames; a loaded machine may give fewer.
+    EXPECT_GE(s["frames"].get<uint64_t>(), 25u) << s.dump();
+    EXPECT_EQ(s["missed_frames"].get<uint64_t>(), 0u) << s.dump();
+  }
+  if (!check_frames) return;
+  for (uint32_t t = 0; t < 4; ++t) {
+    EXPECT_GE(captures[t]->frames().size(), 25u) << "tile " << t;
+    for (const auto& [ts, f] : captures[t]->frames()) {
+      // Bench timestamps count frames from 0 at 90 kHz / 25 fps.
+      ASSERT_EQ(ts % 3600, 0u);
+      EXPECT_EQ(f.bytes, TestWall().tile.frame_bytes()) << "tile " << t << " ts " << ts;
+      EXPECT_TRUE(f.pixels == StoreFrame(t, (ts / 3600) % kFrames)) << "tile " << t << " ts " << ts;
+    }
+  }
+}
+
+TEST_F(StreamerTest, BenchmarkFromDiskWithARankPerTileSendsTheStoresFrames) { BenchAndCheck(5, "", true); }
+
+TEST_F(StreamerTest, BenchmarkFromDiskWithOneRankForEveryTileSendsTheStoresFrames) {
+  BenchAndCheck(2, "", true);
+}
+
+TEST_F(StreamerTest, UnpacedBenchmarkFromMemoryKeepsEveryTileOfARankGoing) {
+  BenchAndCheck(2, "--source memory --pacing off", false);
 }
 
 TEST_F(StreamerTest, MovieThatDoesNotMatchTheLayoutIsRefused) {
