@@ -17,6 +17,9 @@
 #          switches) and system calls of senders and receivers.
 #          $WALL_RANKS: the streamer's MPI ranks (default: 1, spawning one
 #          rank per tile; 2 is one rank streaming all 15 tiles).
+#          $WALL_SOURCE=disk: from a synthetic tile store ($WALL_MOVIE, made
+#          with wallcut if missing), with 15 concurrent `udpceil disk`
+#          readers of its files as the disk's reference in the same run.
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -118,6 +121,23 @@ bench_wall() {
   # The raw path's cost on this machine now: the reference for CPU-s/GB.
   local ref; ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
   local ref_cpu; ref_cpu=$(field "$ref" sys_cpu_s/GB_rx)
+  # From disk: a synthetic store of 30 frames (5.5 GB, made once), and the
+  # disk's reference in the same run: 15 concurrent O_DIRECT readers
+  # (`udpceil disk FILE 12 1`, one per tile file), total bytes over their
+  # wall time.
+  local source=(--source memory) disk_ref=0
+  if [ "${WALL_SOURCE:-memory}" = disk ]; then
+    local movie=${WALL_MOVIE:-$out/wall-movie}
+    [ -f "$movie/movie.toml" ] || build/tools/wallcut --config "$cfg" --synthetic --frames 30 -q --force --out "$movie"
+    local t0 t1 bytes=0
+    t0=$(date +%s.%N)
+    for f in "$movie"/tile_*.rgb; do "$udpceil" disk "$f" 12 1 >"$f.ref" & done
+    wait
+    t1=$(date +%s.%N)
+    for f in "$movie"/tile_*.rgb; do bytes=$((bytes + $(field "$(cat "$f.ref")" bytes))); rm -f "$f.ref"; done
+    disk_ref=$(python3 -c "print($bytes / ($t1 - $t0) / 1e9)")
+    source=(--movie "$movie")
+  fi
   local pids=()
   for i in 1 2 3 4 5 6 7 8; do
     "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 90)) ${RX_FLAGS:-} \
@@ -126,7 +146,7 @@ bench_wall() {
   done
   sleep 1
   rm -f "$out/wall-tx.json"
-  scripts/streamer.sh ${WALL_RANKS:+-n "$WALL_RANKS"} --config "$cfg" --source memory --duration "$wsecs" -q --json "$out/wall-tx.json" \
+  scripts/streamer.sh ${WALL_RANKS:+-n "$WALL_RANKS"} --config "$cfg" "${source[@]}" --duration "$wsecs" -q --json "$out/wall-tx.json" \
     >"$out/wall-tx.log" 2>&1 &
   local tx=$!
   # CPU and wake-ups of the steady middle only: once every tile streams
@@ -144,7 +164,7 @@ bench_wall() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
   [ -f "$out/wall-tx.json" ] || return 1
-  python3 - "$out" "$ref_cpu" $usage <<'PY'
+  python3 - "$out" "$ref_cpu" $usage "$disk_ref" <<'PY'
 import json, os, sys, glob
 exec(os.environ["PYREC"])
 out = sys.argv[1]
@@ -157,6 +177,13 @@ lost = sum(t["lost"] for t in tiles)
 incomplete = sum(t["frames_incomplete"] for t in tiles)
 s = tx["sync"]
 fps, n = tx["fps"], len(tiles)
+disk_ref = float(sys.argv[19])
+if disk_ref > 0:
+    disk = tx["aggregate"]["disk_mbytes_per_s"] / 1e3
+    print("wall from disk: read %.2f GB/s (the wall needs %.2f) = %.2f x 15 concurrent udpceil disk readers' %.2f GB/s"
+          % (disk, n * fps * 2560 * 1600 * 3 / 1e9, disk / disk_ref, disk_ref))
+    rec("wall.%g.disk_gbytes_per_s" % fps, disk)
+    rec("wall.%g.disk_vs_udpceil" % fps, disk / disk_ref)
 print("wall 5x3 of 2560x1600 at %g fps," % fps + " %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
       % (n, len(rx), tx["duration_s"], tx["aggregate"]["mbps"] / 1000, got * 8 / tx["duration_s"] / 1e9))
 # Wall-level ticks: the swap sync's, one per tick (a tick any tile missed is skipped once).

@@ -142,7 +142,7 @@ void TileStream::TakeFrame(int64_t now, int64_t wait_until) {
   acquired_ = frame != nullptr;
   if (!frame) {
     now = std::max(now, std::min(wait_until, give_up_ns_));
-    if (now < give_up_ns_) {
+    if (now < give_up_ns_ && !frames_->failed()) {  // the disk may still bring it
       look_again_ns_ = now + kLookAgainNs;
       return;
     }
