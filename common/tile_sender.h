@@ -60,7 +60,8 @@ class TileSender {
   // burst (at or after then; at once when hurrying) and ends the frame with
   // its last burst or a hard socket error (whose errno it returns).
   // REQUIRES: BeginFrame only when !sending(); SendBurst only when sending().
-  void BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns);
+  void BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
+                  int64_t interval_ns);
   bool sending() const { return frame_ != nullptr; }
   int64_t NextBurstNs() const { return pacer_.DueNs(next_); }
   int SendBurst(bool hurry);

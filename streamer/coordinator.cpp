@@ -136,8 +136,8 @@ class Coordinator {
               : "");
       for (uint32_t t = 0; t < tiles_; ++t) {
         const TileRoute& r = c_.routes[t];
-        fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t), plan_.rank(t),
-                   c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
+        fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t),
+                   plan_.rank(t), c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
                    messages[t].numa_node != 0xffffffff
                        ? fmt::format(" (NUMA {})", messages[t].numa_node)
                        : "",
@@ -254,8 +254,9 @@ class Coordinator {
     j["tiles"] = nlohmann::json::array();
     const auto& receivers = server_->receiver_stats();
     for (uint32_t t = 0; t < tiles_; ++t) {
-      nlohmann::json tile{
-          {"tile", TileName(c_, t)}, {"rank", plan_.rank(t)}, {"nic", c_.nics[c_.routes[t].nic].name}};
+      nlohmann::json tile{{"tile", TileName(c_, t)},
+                          {"rank", plan_.rank(t)},
+                          {"nic", c_.nics[c_.routes[t].nic].name}};
       if (t < last_second_.size()) {
         const StreamSummary& s = last_second_[t];
         tile["gbps"] = s.mbps / 1000;

@@ -1,12 +1,11 @@
 #include "streamer/launch.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <climits>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace tilestream {
 
@@ -37,11 +36,12 @@ Result<WallComm> JoinWall(int argc, char** argv, uint32_t tiles) {
       MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
       MPI_Comm inter;
       std::vector<int> errors(tiles, MPI_SUCCESS);
-      const int rc = MPI_Comm_spawn(exe.c_str(), args.data(), static_cast<int>(tiles), MPI_INFO_NULL, 0,
-                                    MPI_COMM_SELF, &inter, errors.data());
+      const int rc = MPI_Comm_spawn(exe.c_str(), args.data(), static_cast<int>(tiles),
+                                    MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter, errors.data());
       if (rc != MPI_SUCCESS) {
         return Status::Unsupported(fmt::format(
-            "could not spawn {} tile ranks (MPI_Comm_spawn failed): with fewer than {} slots on this host "
+            "could not spawn {} tile ranks (MPI_Comm_spawn failed): with fewer than {} slots on "
+            "this host "
             "run `mpirun -n 1 --oversubscribe streamer ...`, or list enough slots in a hostfile",
             tiles, tiles + 1));
       }

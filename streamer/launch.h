@@ -18,7 +18,7 @@ struct WallComm {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 0;
-  bool spawned = false;  // tile ranks were spawned by rank 0
+  bool spawned = false;            // tile ranks were spawned by rank 0
   MPI_Comm inter = MPI_COMM_NULL;  // parent <-> children, when spawned
 };
 

@@ -6,8 +6,7 @@
 
 namespace tilestream {
 
-RankPlan::RankPlan(const WallConfig& c, uint32_t ranks)
-    : tiles_(ranks), rank_(c.tile_count(), 0) {
+RankPlan::RankPlan(const WallConfig& c, uint32_t ranks) : tiles_(ranks), rank_(c.tile_count(), 0) {
   const uint32_t n = c.tile_count();
   const uint32_t tile_ranks = std::min(ranks, n);
   tile_ranks_ = static_cast<int>(tile_ranks);

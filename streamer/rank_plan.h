@@ -28,7 +28,9 @@ class RankPlan {
   int tile_ranks() const { return tile_ranks_; }
   // The tiles of rank `rank` (1..ranks), in sending order; none past
   // tile_ranks().
-  const std::vector<uint32_t>& tiles(int rank) const { return tiles_[static_cast<size_t>(rank - 1)]; }
+  const std::vector<uint32_t>& tiles(int rank) const {
+    return tiles_[static_cast<size_t>(rank - 1)];
+  }
   int rank(uint32_t tile) const { return rank_[tile]; }
 
  private:

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 #include <memory>
+#include <vector>
 
 #include "streamer/numa_placement.h"
 #include "streamer/rank_plan.h"
@@ -266,7 +266,8 @@ class TileRank {
       if (!done && !final) return;
       if (!done) MPI_Wait(&o.request, MPI_STATUS_IGNORE);
     }
-    const int64_t cpu_share = (ProcessCpuNs() - start_cpu_ns_) / static_cast<int64_t>(streams_.size());
+    const int64_t cpu_share =
+        (ProcessCpuNs() - start_cpu_ns_) / static_cast<int64_t>(streams_.size());
     const int64_t elapsed = clock_.NowNs() - start_ns_;
     for (size_t i = 0; i < streams_.size(); ++i) {
       Outbox& o = outbox_[i];

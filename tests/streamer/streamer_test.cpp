@@ -238,7 +238,9 @@ void StreamerTest::BenchAndCheck(int ranks, const std::string& flags, bool check
   }
 }
 
-TEST_F(StreamerTest, BenchmarkFromDiskWithARankPerTileSendsTheStoresFrames) { BenchAndCheck(5, "", true); }
+TEST_F(StreamerTest, BenchmarkFromDiskWithARankPerTileSendsTheStoresFrames) {
+  BenchAndCheck(5, "", true);
+}
 
 TEST_F(StreamerTest, BenchmarkFromDiskWithOneRankForEveryTileSendsTheStoresFrames) {
   BenchAndCheck(2, "", true);
