@@ -44,8 +44,9 @@ def machine():
     f = open("/proc/stat").readline().split()
     return sum(int(f[i]) for i in (1, 2, 3, 6, 7, 8)) / 100.0
 def usage(pids):
-    cpu, woken, preempted = 0.0, 0, 0
+    per = {}
     for pid in pids:
+        cpu, woken, preempted = 0.0, 0, 0
         for t in glob.glob("/proc/%s/task/*" % pid):
             try:
                 f = open(t + "/stat").read().rsplit(")", 1)[1].split()
@@ -57,11 +58,22 @@ def usage(pids):
                         preempted += int(line.split()[1])
             except OSError:
                 pass
-    return [cpu, woken, preempted]
+        if cpu > 0:
+            per[pid] = [cpu, woken, preempted]
+    return per
+# A process gone by the second sample (the window ran past its end: the
+# sampler started late on a saturated machine) counts in neither sample.
+def both(a, b):
+    gone = set(a) - set(b)
+    if gone:
+        print("steady_usage: processes %s ended inside the window; left out" % " ".join(sorted(gone)), file=sys.stderr)
+    keep = set(a) & set(b)
+    return [[sum(a[p][i] for p in keep) for i in range(3)], [sum(b[p][i] for p in keep) for i in range(3)]]
 m0, t0, u0 = machine(), time.time(), [usage(g) for g in groups]
 time.sleep(secs)
 m1, t1, u1 = machine(), time.time(), [usage(g) for g in groups]
-print(m0, m1, t0, t1, *u0[0], *u1[0], *u0[1], *u1[1])
+(s0, s1), (r0, r1) = both(u0[0], u1[0]), both(u0[1], u1[1])
+print(m0, m1, t0, t1, *s0, *s1, *r0, *r1)
 PY
 }
 
