@@ -40,9 +40,9 @@ Result<WallComm> JoinWall(int argc, char** argv, uint32_t tiles) {
                                     MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter, errors.data());
       if (rc != MPI_SUCCESS) {
         return Status::Unsupported(fmt::format(
-            "could not spawn {} tile ranks (MPI_Comm_spawn failed): with fewer than {} slots on "
-            "this host "
-            "run `mpirun -n 1 --oversubscribe streamer ...`, or list enough slots in a hostfile",
+            "could not spawn {} tile ranks (MPI_Comm_spawn failed): run `mpirun -n 2 streamer "
+            "...` (one rank streams every tile), `mpirun -n 1 --oversubscribe streamer ...`, or "
+            "list {} slots in a hostfile",
             tiles, tiles + 1));
       }
       MPI_Intercomm_merge(inter, 0, &w.comm);

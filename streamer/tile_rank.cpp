@@ -1,6 +1,5 @@
 #include "streamer/tile_rank.h"
 
-#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>

@@ -58,11 +58,10 @@ class TileStream {
   // A first run-time error not yet collected.
   bool error_pending() const { return error_pending_; }
   const TileSender& sender() const { return *sender_; }
-  uint32_t tile() const { return stats_.tile; }
 
  private:
   enum class State { kIdle, kWaiting, kSending };
-  TileStream(uint32_t tile) { stats_.tile = tile; }
+  explicit TileStream(uint32_t tile) { stats_.tile = tile; }
   void TakeFrame(int64_t now, int64_t wait_until);
   void Report(const std::string& error);
 

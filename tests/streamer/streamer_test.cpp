@@ -213,11 +213,21 @@ void StreamerTest::BenchAndCheck(int ranks, const std::string& flags, bool check
       Shell(Mpirun(ranks) + kStreamer + " --config " + WriteConfig(captures) + " --movie " +
                 movie() + " --bench --duration 3 --json " + json + " " + flags,
             dir_);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (auto& c : captures) c->Stop();
-  ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(json);
   const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (check_frames && j.is_object() && j["streams"].size() == 4u) {
+    // Paced: every datagram sent is on its way to the capture.
+    testing::WaitFor(
+        [&] {
+          for (uint32_t t = 0; t < 4; ++t)
+            if (captures[t]->packet_count() < j["streams"][t]["packets"].get<size_t>())
+              return false;
+          return true;
+        },
+        std::chrono::seconds(10));
+  }
+  for (auto& c : captures) c->Stop();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(j.is_object()) << r.output;
   EXPECT_GE(j["duration_s"].get<double>(), 2.5) << r.output;
   ASSERT_EQ(j["streams"].size(), 4u);

@@ -30,7 +30,8 @@ struct CapturedFrame {
 
 class TileCapture {
  public:
-  explicit TileCapture(TileGeometry tile, size_t max_packets = 1'000'000) : tile_(tile), max_(max_packets) {
+  explicit TileCapture(TileGeometry tile, size_t max_packets = 1'000'000)
+      : tile_(tile), max_(max_packets) {
     UdpReceiverOptions o;
     o.bind_address = "127.0.0.1";
     o.receive_buffer = 32 << 20;
@@ -45,12 +46,11 @@ class TileCapture {
 
   void Start() {
     thread_ = std::thread([this] {
-      size_t packets = 0;
-      while (!stop_ && packets < max_) {
+      while (!stop_ && packet_count() < max_) {
         if (receiver_->ReceiveBatch() <= 0) continue;
         std::lock_guard lock(mu_);
         receiver_->ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage&) {
-          ++packets;
+          ++packets_;
           Rfc4175View v;
           if (ParseRfc4175(d, tile_, &v) != ParseError::kOk) {
             ++malformed_;
@@ -81,6 +81,12 @@ class TileCapture {
     return frames_.size();
   }
 
+  // Datagrams received so far; safe while running.
+  size_t packet_count() {
+    std::lock_guard lock(mu_);
+    return packets_;
+  }
+
   // REQUIRES: stopped.
   const std::map<uint32_t, CapturedFrame>& frames() const { return frames_; }
   size_t malformed() const { return malformed_; }
@@ -93,6 +99,7 @@ class TileCapture {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::map<uint32_t, CapturedFrame> frames_;
+  size_t packets_ = 0;
   size_t malformed_ = 0;
 };
 
