@@ -19,11 +19,17 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
     : options_(options),
       coverage_(size_t{options.tile.width} * options.tile.height),
       seen_(kWindow / 64, 0),
+      repair_{.coverage = CoverageMap(
+                  options.rtx_payload_type && !options.show_partial
+                      ? size_t{options.tile.width} * options.tile.height
+                      : 0)},
       ssrc_(options.ssrc) {
   held_bytes_.resize(kHeldSlots * kMaxHeld);
   options_.queue_depth = std::clamp<size_t>(options_.queue_depth, 1, 16);
   queue_.resize(options_.queue_depth);
-  buffers_.resize(options_.queue_depth + 2);
+  if (options_.show_partial) options_.rtx_payload_type.reset();
+  if (options_.rtx_payload_type) loss_ = std::make_unique<LossTracker>(options_.loss);
+  buffers_.resize(options_.queue_depth + (loss_ ? 3 : 2));
   for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
 }
 
@@ -33,12 +39,7 @@ FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
     const int h = FollowsHeld(HeldAs::kProbation, sequence, timestamp);
     return {h >= 0 ? Order::kNewStream : Order::kProbation, 0, h};
   }
-  // The extended sequence nearest to the highest seen so far.
-  uint64_t ext = (max_sequence_ & ~uint64_t{0xffff}) | sequence;
-  if (ext + 0x8000 < max_sequence_)
-    ext += 0x10000;
-  else if (ext > max_sequence_ + 0x8000)
-    ext -= 0x10000;
+  const uint64_t ext = Extend(sequence);
   if (ext > max_sequence_ ? ext - max_sequence_ >= kMaxDropout : max_sequence_ - ext >= kWindow) {
     const int h = FollowsHeld(HeldAs::kJump, sequence, timestamp);
     return {h >= 0 ? Order::kNewStream : Order::kJump, 0, h};
@@ -49,6 +50,15 @@ FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
   return {Order::kBehind, ext};
 }
 
+uint64_t FrameAssembler::Extend(uint16_t sequence) const {
+  uint64_t ext = (max_sequence_ & ~uint64_t{0xffff}) | sequence;
+  if (ext + 0x8000 < max_sequence_)
+    ext += 0x10000;
+  else if (ext > max_sequence_ + 0x8000)
+    ext -= 0x10000;
+  return ext;
+}
+
 void FrameAssembler::CommitSequence(const SequenceVerdict& v) {
   auto bit = [this](uint64_t s) -> uint64_t& { return seen_[(s % kWindow) / 64]; };
   auto mask = [](uint64_t s) { return uint64_t{1} << (s % 64); };
@@ -57,9 +67,11 @@ void FrameAssembler::CommitSequence(const SequenceVerdict& v) {
     bit(ext) |= mask(ext);
     ++stats_.reordered;
     if (stats_.lost > 0) --stats_.lost;  // it was counted lost when the gap appeared
+    if (loss_) loss_->Arrived(ext);
     return;
   }
   stats_.lost += ext - max_sequence_ - 1;
+  if (loss_ && ext - max_sequence_ > 1) loss_->Lost(max_sequence_ + 1, ext - max_sequence_ - 1);
   if (ext - max_sequence_ >= kWindow) {
     std::fill(seen_.begin(), seen_.end(), 0);
   } else {
@@ -215,7 +227,6 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
 
 void FrameAssembler::Finish(bool by_marker) {
   const bool complete = coverage_.full();
-  ++(complete ? stats_.frames_complete : stats_.frames_incomplete);
   // Its sender says it is whole, yet it stops short of the tile's edges: a
   // stream of another size (the marker packet carries the last line).
   if (!complete && by_marker && !(extent_ == options_.tile)) {
@@ -225,22 +236,56 @@ void FrameAssembler::Finish(bool by_marker) {
   have_frame_ = false;
   have_finished_ = true;
   finished_timestamp_ = timestamp_;
+  if (repair_.valid) EndRepair(/*complete=*/false);  // a newer frame ended
+  if (!complete && loss_) return ParkForRepair();
+  ++(complete ? stats_.frames_complete : stats_.frames_incomplete);
   if (!complete && !options_.show_partial) return;  // hold the previous picture
-  // Queue the assembled buffer (a full queue drops its oldest frame) and
-  // assemble next into one that is neither queued nor the consumer's.
+  Queue(assembling_, timestamp_, complete);
+}
+
+void FrameAssembler::Queue(int buffer, uint32_t timestamp, bool complete) {
   std::lock_guard lock(handoff_mu_);
   if (queued_ == queue_.size()) PopQueue(1);
-  queue_[queued_++] = {assembling_, {buffers_[assembling_].data(), timestamp_, complete}};
+  queue_[queued_++] = {buffer, {buffers_[buffer].data(), timestamp, complete}};
   just_finished_ = queue_[queued_ - 1].info;
   has_just_finished_ = true;
+  assembling_ = FreeBuffer();
+}
+
+int FrameAssembler::FreeBuffer() const {
   for (int b = 0; b < static_cast<int>(buffers_.size()); ++b) {
-    bool used = b == consumer_;
+    bool used = b == consumer_ || (repair_.valid && b == repair_.buffer);
     for (size_t i = 0; i < queued_; ++i) used = used || queue_[i].buffer == b;
-    if (!used) {
-      assembling_ = b;
-      break;
-    }
+    if (!used) return b;
   }
+  return assembling_;  // unreachable: there is one buffer more than can be in use
+}
+
+// The frame just ended incomplete waits for its retransmissions in a
+// buffer of its own, with its coverage; assembling goes on in a free one.
+void FrameAssembler::ParkForRepair() {
+  std::swap(coverage_, repair_.coverage);  // the repair map was left clear
+  repair_.valid = true;
+  repair_.buffer = assembling_;
+  repair_.timestamp = timestamp_;
+  repair_.reach = high_water_;
+  high_water_ = 0;  // coverage_ is clear
+  std::lock_guard lock(handoff_mu_);
+  assembling_ = FreeBuffer();
+}
+
+void FrameAssembler::EndRepair(bool complete) {
+  repair_.valid = false;
+  repair_.coverage.Clear(repair_.reach / kPgroupBytes);
+  if (!complete) {
+    ++stats_.frames_incomplete;
+    return;
+  }
+  ++stats_.frames_complete;
+  ++stats_.frames_repaired;
+  const int assembling = assembling_;
+  Queue(repair_.buffer, repair_.timestamp, true);
+  assembling_ = assembling;  // still free: Queue picked before knowing
 }
 
 void FrameAssembler::PopQueue(size_t n) {
@@ -249,6 +294,7 @@ void FrameAssembler::PopQueue(size_t n) {
 }
 
 AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_storage* from) {
+  if (is_retransmission(packet)) return AddRetransmission(packet, from);
   has_just_finished_ = false;
   if (has_source_ && from && !source_.SameHost(*from)) {
     ++stats_.foreign_source;
@@ -333,19 +379,61 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
   std::vector<std::byte>& frame = buffers_[assembling_];
   if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame);
   // else the kernel put the pixels in place.
+  Mark(v, coverage_, &high_water_, &extent_);
+  ++stats_.packets;
+  stats_.bytes += v.pixel_bytes;
+  if (v.rtp.marker) Finish(/*by_marker=*/true);
+  return AddResult::kOk;
+}
+
+void FrameAssembler::Mark(const Rfc4175View& v, CoverageMap& coverage, size_t* reach,
+                          TileGeometry* extent) {
   const std::byte* header = v.line_headers.data();
   for (uint32_t i = 0; i < v.segment_count; ++i, header += kLineHeaderSize) {
     const LineHeader h = LoadLineHeader(header);
     const size_t first = size_t{h.line} * options_.tile.width + h.offset;
     const size_t count = h.length / kPgroupBytes;
-    coverage_.Mark(first, count);
-    extent_.width = std::max<uint32_t>(extent_.width, h.offset + static_cast<uint32_t>(count));
-    extent_.height = std::max<uint32_t>(extent_.height, h.line + 1u);
-    high_water_ = std::max(high_water_, (first + count) * kPgroupBytes);
+    coverage.Mark(first, count);
+    extent->width = std::max<uint32_t>(extent->width, h.offset + static_cast<uint32_t>(count));
+    extent->height = std::max<uint32_t>(extent->height, h.line + 1u);
+    *reach = std::max(*reach, (first + count) * kPgroupBytes);
   }
+}
+
+AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
+                                            const sockaddr_storage* from) {
+  has_just_finished_ = false;
+  if (has_source_ && from && !source_.SameHost(*from)) {
+    ++stats_.foreign_source;
+    return AddResult::kForeignSource;
+  }
+  Rfc4175View v;
+  uint16_t rtx_sequence = 0;
+  if (const ParseError e = ParseRtx(packet, options_.tile, &v, &rtx_sequence);
+      e != ParseError::kOk) {
+    ++stats_.malformed[static_cast<size_t>(e)];
+    return AddResult::kMalformed;
+  }
+  ++stats_.retransmitted;
+  // RFC 4588 5.3: a retransmission belongs to the stream whose missing
+  // packet its original sequence number names.
+  const bool missing = loss_ && have_sequence_ && loss_->Arrived(Extend(v.rtp.sequence));
+  const uint32_t ts = v.rtp.timestamp;
+  TileGeometry repair_extent;
+  if (missing && have_frame_ && ts == timestamp_) {
+    CopySegmentsToFrame(v, options_.tile, buffers_[assembling_]);
+    Mark(v, coverage_, &high_water_, &extent_);
+  } else if (missing && repair_.valid && ts == repair_.timestamp) {
+    CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer]);
+    Mark(v, repair_.coverage, &repair_.reach, &repair_extent);
+    if (repair_.coverage.full()) EndRepair(/*complete=*/true);
+  } else {
+    ++stats_.retransmit_late;
+    return AddResult::kLate;
+  }
+  ++stats_.recovered;
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
-  if (v.rtp.marker) Finish(/*by_marker=*/true);
   return AddResult::kOk;
 }
 

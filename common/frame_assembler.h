@@ -48,6 +48,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,7 @@
 #include <vector>
 
 #include "common/coverage_map.h"
+#include "common/loss_tracker.h"
 #include "common/rfc4175.h"
 #include "common/udp_socket.h"
 
@@ -91,6 +93,11 @@ struct AssemblerStats {
   std::array<uint64_t, static_cast<size_t>(ParseError::kCount)> malformed{};
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;
+  // Retransmission (RFC 4588, see AssemblerOptions::rtx_payload_type):
+  uint64_t retransmitted = 0;     // retransmission packets received (valid)
+  uint64_t recovered = 0;         // of them, written into a frame still being assembled or repaired
+  uint64_t retransmit_late = 0;   // of them, not wanted: its frame gone, or not missing
+  uint64_t frames_repaired = 0;   // complete thanks to retransmitted packets (also in frames_complete)
   // A stream of another size than the tile: frames that ended at their
   // marker short of the tile's right or bottom edge (also incomplete), and
   // how far what arrives reaches (packets beyond the tile are malformed
@@ -116,6 +123,13 @@ struct AssemblerOptions {
   // Finished frames kept for the consumer (1..16): a swap-synced receiver
   // needs as many as arrive between a frame and the release of its tick.
   size_t queue_depth = 3;
+  // Retransmission on (docs/receiver.md, "Recovering lost packets"):
+  // packets of this payload type are RFC 4588 retransmissions; lost
+  // packets are tracked for NACKs (loss()), and a frame that ends
+  // incomplete is kept for repair until the next frame ends (one more
+  // frame buffer). Unset: off. Not with show_partial.
+  std::optional<uint8_t> rtx_payload_type;
+  LossTracker::Options loss;
 };
 
 struct ReadyFrame {
@@ -164,6 +178,22 @@ class FrameAssembler {
     source_ = source;
     has_source_ = true;
   }
+
+  // A retransmission (RFC 4588) of a packet found missing: its pixels go to
+  // the frame of its timestamp if that frame is still assembling or
+  // waiting for repair. kOk when written (the repaired frame may have
+  // finished: just_finished()), kLate when no longer wanted.
+  AddResult AddRetransmission(std::span<const std::byte> packet,
+                              const sockaddr_storage* from = nullptr);
+  bool is_retransmission(std::span<const std::byte> packet) const {
+    return options_.rtx_payload_type && packet.size() >= 2 &&
+           (static_cast<uint8_t>(packet[1]) & 0x7f) == *options_.rtx_payload_type;
+  }
+  // Missing packets and when to ask for them; null when retransmission is off.
+  LossTracker* loss() { return loss_.get(); }
+  const LossTracker* loss() const { return loss_.get(); }
+  // The stream's SSRC (configured, or locked onto), if any yet.
+  std::optional<uint32_t> ssrc() const { return ssrc_; }
 
   // The frame the last Add finished and queued, or null: for the network
   // thread to look at (checksum, report) before the consumer may take it.
@@ -214,6 +244,17 @@ class FrameAssembler {
   AddResult Admit(const Rfc4175View& v, const std::byte* placed_in);
   AddResult Write(const Rfc4175View& v, const std::byte* placed_in);
   void Finish(bool by_marker);  // the assembling frame is done
+  // Where a packet's 16-bit sequence number lies, nearest the highest seen.
+  uint64_t Extend(uint16_t sequence) const;
+  // Marks an accepted packet's pixels in `coverage`; widens `reach` (bytes)
+  // and `extent` to them.
+  void Mark(const Rfc4175View& v, CoverageMap& coverage, size_t* reach, TileGeometry* extent);
+  // Queues buffer `buffer` as a finished frame (a full queue drops its
+  // oldest) and picks a free buffer to assemble into next.
+  void Queue(int buffer, uint32_t timestamp, bool complete);
+  int FreeBuffer() const;  // REQUIRES: handoff_mu_ held
+  void ParkForRepair();
+  void EndRepair(bool complete);
   void NoteBeyondTile(std::span<const std::byte> packet);
   void PopQueue(size_t n);  // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
@@ -255,6 +296,17 @@ class FrameAssembler {
   HeldSlots held_{};
   std::vector<std::byte> held_bytes_;  // kMaxHeld per slot
   size_t next_held_ = 0;
+  // Retransmission: the missing packets, and the frame that ended
+  // incomplete, kept until it is whole or the next frame ends.
+  std::unique_ptr<LossTracker> loss_;
+  struct Repair {
+    bool valid = false;
+    int buffer = -1;
+    uint32_t timestamp = 0;
+    size_t reach = 0;  // bytes, as high_water_
+    CoverageMap coverage;
+  };
+  Repair repair_;
   bool has_source_ = false;
   SocketAddress source_;
   std::optional<uint32_t> ssrc_;  // configured, or locked onto the first seen

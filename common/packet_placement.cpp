@@ -76,6 +76,9 @@ bool PacketPlacement::InPlace(uint32_t m, uint32_t j, uint32_t k, Rfc4175View* v
   const std::span<const std::byte> pad = plan_.padding(k);
   const auto b0 = static_cast<uint8_t>(h[0]);  // V=2, P as planned, no extension, no CSRCs
   if (b0 != (0x80 | (pad.empty() ? 0 : 0x20))) return false;
+  // The plan's payload type: a retransmission (RFC 4588) or a stranger's is
+  // gathered and parsed as what it is.
+  if ((static_cast<uint8_t>(h[1]) & 0x7f) != plan_.options().payload_type) return false;
   if (!pad.empty()) {
     const std::byte* p = pads_.data() + (size_t{m} * per_message_ + j) * kMaxPad;
     if (p[pad.size() - 1] != pad.back()) return false;

@@ -57,7 +57,11 @@ ParseError ParseRtpHeader(std::span<const std::byte> in, RtpHeader* out) {
   return ParseError::kOk;
 }
 
-ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
+namespace {
+
+// The RFC 4175 payload after the RTP header; `rtx`: an RFC 4588
+// retransmission, whose payload starts with the original sequence number.
+ParseError ParsePayload(std::span<const std::byte> in, const TileGeometry& tile, bool rtx,
                         Rfc4175View* out) {
   if (ParseError e = ParseRtpHeader(in, &out->rtp); e != ParseError::kOk) return e;
   const auto b0 = static_cast<uint8_t>(in[0]);
@@ -78,6 +82,11 @@ ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
     const auto pad = static_cast<uint8_t>(in[end - 1]);
     if (pad == 0 || pad > end - pos) return ParseError::kBadPadding;
     end -= pad;
+  }
+  if (rtx) {
+    if (end - pos < kRtxPrefixSize) return ParseError::kTooShort;
+    out->rtp.sequence = LoadBE16(in.data() + pos);
+    pos += kRtxPrefixSize;
   }
   if (end - pos < kExtendedSequenceSize) return ParseError::kTooShort;
   out->extended_sequence = LoadBE16(in.data() + pos);
@@ -107,6 +116,31 @@ ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
   out->segment_count = count;
   out->pixel_bytes = static_cast<uint32_t>(pixel_bytes);
   return ParseError::kOk;
+}
+
+}  // namespace
+
+ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
+                        Rfc4175View* out) {
+  return ParsePayload(in, tile, /*rtx=*/false, out);
+}
+
+ParseError ParseRtx(std::span<const std::byte> in, const TileGeometry& tile, Rfc4175View* out,
+                    uint16_t* rtx_sequence) {
+  const ParseError e = ParsePayload(in, tile, /*rtx=*/true, out);
+  if (e == ParseError::kOk) *rtx_sequence = LoadBE16(in.data() + 2);
+  return e;
+}
+
+size_t WriteRtxPrefix(const RtpHeader& rtx, uint16_t original_sequence, bool padding,
+                      std::span<std::byte, kRtpHeaderSize + kRtxPrefixSize> out) {
+  out[0] = std::byte(padding ? 0xa0 : 0x80);
+  out[1] = std::byte((rtx.marker ? 0x80 : 0) | (rtx.payload_type & 0x7f));
+  StoreBE16(out.data() + 2, rtx.sequence);
+  StoreBE32(out.data() + 4, rtx.timestamp);
+  StoreBE32(out.data() + 8, rtx.ssrc);
+  StoreBE16(out.data() + kRtpHeaderSize, original_sequence);
+  return out.size();
 }
 
 size_t CopySegmentsToFrame(const Rfc4175View& packet, const TileGeometry& tile,

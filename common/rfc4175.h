@@ -99,6 +99,21 @@ ParseError ParseRtpHeader(std::span<const std::byte> in, RtpHeader* out);
 ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
                         Rfc4175View* out);
 
+// RFC 4588 retransmission (docs/protocol.md, "Retransmission"): an RTP
+// packet of its own payload type, SSRC and sequence, with the original's
+// timestamp and marker, whose payload is the original sequence number (2
+// bytes) and then the original payload. ParseRtx validates it like
+// ParseRfc4175 and returns the original packet's view: rtp.sequence is the
+// original sequence number; payload type and SSRC stay the retransmission's.
+inline constexpr size_t kRtxPrefixSize = 2;
+ParseError ParseRtx(std::span<const std::byte> in, const TileGeometry& tile, Rfc4175View* out,
+                    uint16_t* rtx_sequence);
+// Writes a retransmission's RTP header (`rtx`: its payload type, SSRC,
+// sequence; the original's timestamp and marker; P set if `padding`) and
+// the original sequence number: 14 bytes. The original payload follows.
+size_t WriteRtxPrefix(const RtpHeader& rtx, uint16_t original_sequence, bool padding,
+                      std::span<std::byte, kRtpHeaderSize + kRtxPrefixSize> out);
+
 // Copies every segment of `packet` to its place in `frame`. Returns the pixel
 // bytes copied.
 // REQUIRES: ParseRfc4175 returned kOk for `packet` with this `tile`;

@@ -45,7 +45,11 @@ std::string WriteSdp(const TileStreamDescription& d) {
   s += fmt::format("s={}\r\n", d.name);
   s += fmt::format("c=IN {} {}\r\n", AddressType(d.destination_address), d.destination_address);
   s += "t=0 0\r\n";
-  s += fmt::format("m=video {} RTP/AVP {}\r\n", d.port, d.payload_type);
+  if (d.rtx_payload_type) {
+    s += fmt::format("m=video {} RTP/AVPF {} {}\r\n", d.port, d.payload_type, d.rtx_payload_type);
+  } else {
+    s += fmt::format("m=video {} RTP/AVP {}\r\n", d.port, d.payload_type);
+  }
   s += fmt::format("a=rtpmap:{} raw/90000\r\n", d.payload_type);
   s += fmt::format(
       "a=fmtp:{} sampling=RGB; width={}; height={}; depth=8; colorimetry=BT709; TCS=SDR; "
@@ -53,7 +57,17 @@ std::string WriteSdp(const TileStreamDescription& d) {
       d.payload_type, d.tile.width, d.tile.height, d.packed ? "2110GPM" : "2110BPM");
   if (d.fps > 0) s += fmt::format("; exactframerate={}", FrameRate(d.fps));
   s += "\r\n";
+  if (d.rtx_payload_type) {
+    s += fmt::format("a=rtcp-fb:{} nack\r\n", d.payload_type);
+    s += fmt::format("a=rtpmap:{} rtx/90000\r\n", d.rtx_payload_type);
+    s += fmt::format("a=fmtp:{} apt={};rtx-time={}\r\n", d.rtx_payload_type, d.payload_type,
+                     d.rtx_time_ms);
+    s += "a=rtcp-mux\r\na=rtcp-rsize\r\n";
+    if (d.ssrc != 0) s += fmt::format("a=ssrc-group:FID {} {}\r\n", d.ssrc, d.rtx_ssrc);
+  }
   if (d.ssrc != 0) s += fmt::format("a=ssrc:{} cname:{}\r\n", d.ssrc, d.name);
+  if (d.ssrc != 0 && d.rtx_payload_type)
+    s += fmt::format("a=ssrc:{} cname:{}\r\n", d.rtx_ssrc, d.name);
   s += "a=recvonly\r\n";
   return s;
 }
@@ -77,10 +91,13 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
     }
     if (type == 'm' && !have_media && value.starts_with("video ")) {
       value.remove_prefix(6);
+      // "PORT PROTO FMT...": the first format is the video's.
       const size_t sp = value.find(' ');
-      const size_t pt = value.rfind(' ');
+      const size_t proto_end = sp == std::string_view::npos ? sp : value.find(' ', sp + 1);
+      const std::string_view formats =
+          proto_end == std::string_view::npos ? "" : value.substr(proto_end + 1);
       if (sp == std::string_view::npos || !ParseNumber(value.substr(0, sp), &d.port) ||
-          !ParseNumber(value.substr(pt + 1), &d.payload_type)) {
+          !ParseNumber(formats.substr(0, formats.find(' ')), &d.payload_type)) {
         return Status::InvalidArgument(fmt::format("SDP: bad media line 'm={}'", value));
       }
       have_media = true;
@@ -118,7 +135,7 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
           }
           if (!ok) return Status::InvalidArgument(fmt::format("SDP: bad fmtp value '{}'", kv));
         }
-      } else if (value.starts_with("ssrc:")) {
+      } else if (value.starts_with("ssrc:") && d.ssrc == 0) {  // the first: the video's
         const std::string_view rest = value.substr(5);
         ParseNumber(rest.substr(0, rest.find(' ')), &d.ssrc);
       }

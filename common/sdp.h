@@ -22,12 +22,19 @@ struct TileStreamDescription {
   double fps = 0;  // 0 leaves exactframerate out
   uint32_t ssrc = 0;
   bool packed = true;  // lines split across packets: ST 2110-20 general packing
+  // Retransmission (RFC 4588, docs/protocol.md): 0 when the stream has none;
+  // else the RTX payload type and SSRC, and how long packets stay
+  // retrievable. Written as the AVPF profile with NACK feedback, RTCP
+  // multiplexed on the stream's port (RFC 5761) and reduced-size (RFC 5506).
+  uint8_t rtx_payload_type = 0;
+  uint32_t rtx_ssrc = 0;
+  uint32_t rtx_time_ms = 0;
 };
 
 std::string WriteSdp(const TileStreamDescription& d);
 
 // Reads what WriteSdp writes (and the equivalent from other tools): the
-// first video media's port and payload type, the connection address, and the
+// first video media's port and first payload type, the connection address, and the
 // raw/90000 fmtp geometry. Fails unless sampling=RGB and depth=8.
 Result<TileStreamDescription> ParseSdp(std::string_view text);
 

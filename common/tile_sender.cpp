@@ -6,6 +6,11 @@ namespace tilestream {
 
 namespace {
 
+constexpr size_t kMaxResends = 32;             // retransmissions per send
+constexpr size_t kRtxPrefix = kRtpHeaderSize + kRtxPrefixSize;
+constexpr int kMaxFeedbackPerAnswer = 64;      // datagrams read per AnswerFeedback
+constexpr size_t kMaxNacksPerDatagram = 512;
+
 Pacer::Options PacerOptions(const TileSenderOptions& o) {
   Pacer::Options p;
   p.enabled = o.pacing;
@@ -36,6 +41,14 @@ Result<std::unique_ptr<TileSender>> TileSender::Create(const TileSenderOptions& 
   sender->headers_.resize(sender->header_stride_ * most);
   sender->iov_.resize(3 * most);
   sender->runs_.resize(most);
+  if (o.retransmission) {
+    sender->resends_.reserve(kMaxResends);
+    sender->rtx_headers_.resize(kMaxResends * (kRtxPrefix + sender->header_stride_));
+    sender->rtx_iov_.resize(4 * kMaxResends);
+    sender->rtx_runs_.resize(kMaxResends);
+    sender->nacks_.resize(kMaxNacksPerDatagram);
+    sender->feedback_.resize(2048);
+  }
   return sender;
 }
 
@@ -43,11 +56,18 @@ TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSender
     : packetizer_(std::move(p)),
       socket_(std::move(s)),
       pacer_(clock, PacerOptions(o)),
-      fraction_(o.pacing_fraction) {
+      fraction_(o.pacing_fraction),
+      retransmission_(o.retransmission),
+      share_(o.retransmission_share),
+      rtx_payload_type_(o.rtx_payload_type),
+      rtx_ssrc_(o.rtx_ssrc) {
   size_t max_header = 0;
   for (uint32_t i = 0; i < packetizer_.packet_count(); ++i)
     max_header = std::max(max_header, packetizer_.header_size(i));
   header_stride_ = (max_header + 63) / 64 * 64;
+  // The cap's bucket holds one frame's share: a burst of loss is answered
+  // at once, a lasting loss at the share.
+  budget_max_ = share_ * static_cast<double>(packetizer_.frame_payload_bytes());
 }
 
 size_t TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp, uint32_t first,
@@ -82,6 +102,8 @@ void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t 
   timestamp_ = timestamp;
   next_ = 0;
   late_ = false;
+  history_[1] = history_[0];
+  history_[0] = {frame, timestamp, static_cast<uint32_t>(stats_.sequence)};
 }
 
 int TileSender::SendBurst(bool hurry) {
@@ -89,7 +111,10 @@ int TileSender::SendBurst(bool hurry) {
   late_ = late_ || hurry;
   const uint32_t end = pacer_.TakeBurst(next_, late_);
   const size_t n_runs = BuildBurst(frame_, timestamp_, next_, end);
+  const uint64_t before = socket_.stats().bytes;
   const int e = socket_.Send({runs_.data(), n_runs});
+  budget_ = std::min(budget_max_,
+                     budget_ + share_ * static_cast<double>(socket_.stats().bytes - before));
   next_ = end;
   if (e == 0 && next_ < count) return 0;
   frame_ = nullptr;
@@ -98,6 +123,92 @@ int TileSender::SendBurst(bool hurry) {
   ++stats_.frames;
   if (late_) ++stats_.late_frames;
   return 0;
+}
+
+void TileSender::AnswerFeedback() {
+  for (int i = 0; i < kMaxFeedbackPerAnswer; ++i) {
+    const ssize_t n = socket_.ReceiveFeedback(feedback_);
+    if (n < 0) break;
+    if (n > 0) AnswerNacks({feedback_.data(), static_cast<size_t>(n)});
+  }
+  FlushRetransmissions();
+}
+
+void TileSender::AnswerNacks(std::span<const std::byte> datagram) {
+  size_t count = 0;
+  if (!LooksLikeRtcp(datagram) || ParseGenericNacks(datagram, nacks_, &count) != RtcpError::kOk)
+    ++stats_.feedback_malformed;
+  bool ours = false;
+  for (size_t i = 0; i < count; ++i) {
+    if (nacks_[i].media_ssrc != packetizer_.options().ssrc) continue;
+    ours = true;
+    ForEachNacked(nacks_[i].entry, [this](uint16_t sequence) { Retransmit(sequence); });
+  }
+  stats_.nacks += ours;
+}
+
+// Queues packet `sequence` of the last two frames for retransmission, if
+// it was sent and the cap allows.
+void TileSender::Retransmit(uint16_t sequence) {
+  ++stats_.requested;
+  const uint32_t count = packetizer_.packet_count();
+  for (size_t h = 0; h < history_.size(); ++h) {
+    const SentFrame& f = history_[h];
+    const auto packet = static_cast<uint16_t>(sequence - f.first_sequence);
+    const bool sent = f.pixels && packet < count && !(h == 0 && sending() && packet >= next_);
+    if (!sent) continue;
+    const double bytes = static_cast<double>(packetizer_.packet_size(packet) + kRtxPrefixSize);
+    if (budget_ < bytes) {
+      ++stats_.refused_cap;
+      return;
+    }
+    budget_ -= bytes;
+    resends_.push_back({&f, packet});
+    if (resends_.size() == kMaxResends) FlushRetransmissions();
+    return;
+  }
+  ++stats_.refused_old;
+}
+
+// Sends the queued retransmissions in one sendmmsg: each the RTX prefix,
+// the original's headers after its RTP header, its pixels from the frame,
+// its padding; runs of one size go as GSO messages.
+void TileSender::FlushRetransmissions() {
+  size_t n_iov = 0, n_runs = 0;
+  const size_t stride = kRtxPrefix + header_stride_;
+  for (size_t r = 0; r < resends_.size(); ++r) {
+    const Resend& resend = resends_[r];
+    const uint32_t k = resend.packet;
+    std::byte* prefix = rtx_headers_.data() + r * stride;
+    std::byte* original = prefix + kRtxPrefix;
+    const size_t hn = packetizer_.WriteHeaders(k, resend.frame->timestamp,
+                                               resend.frame->first_sequence + k,
+                                               {original, header_stride_});
+    RtpHeader rtx;
+    rtx.marker = (static_cast<uint8_t>(original[1]) & 0x80) != 0;
+    rtx.payload_type = rtx_payload_type_;
+    rtx.sequence = rtx_sequence_++;
+    rtx.timestamp = resend.frame->timestamp;
+    rtx.ssrc = rtx_ssrc_;
+    const std::span<const std::byte> pad = packetizer_.padding(k);
+    WriteRtxPrefix(rtx, static_cast<uint16_t>(resend.frame->first_sequence + k), !pad.empty(),
+                   std::span<std::byte, kRtxPrefix>(prefix, kRtxPrefix));
+    const size_t size = packetizer_.packet_size(k) + kRtxPrefixSize;
+    if (n_runs == 0 || size != rtx_runs_[n_runs - 1].datagram_size)
+      rtx_runs_[n_runs++] = {{&rtx_iov_[n_iov], 0}, size};
+    const size_t before = n_iov;
+    const PixelRange px = packetizer_.pixels(k);
+    rtx_iov_[n_iov++] = {prefix, kRtxPrefix};
+    rtx_iov_[n_iov++] = {original + kRtpHeaderSize, hn - kRtpHeaderSize};
+    rtx_iov_[n_iov++] = {const_cast<std::byte*>(resend.frame->pixels) + px.offset, px.length};
+    if (!pad.empty()) rtx_iov_[n_iov++] = {const_cast<std::byte*>(pad.data()), pad.size()};
+    DatagramRun& run = rtx_runs_[n_runs - 1];
+    run.iov = {run.iov.data(), run.iov.size() + (n_iov - before)};
+    stats_.retransmitted_bytes += size;
+  }
+  stats_.retransmitted += resends_.size();
+  if (n_runs > 0) socket_.Send({rtx_runs_.data(), n_runs});
+  resends_.clear();
 }
 
 int TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,

@@ -296,7 +296,33 @@ UdpSender::ErrorAction UdpSender::OnSendError(int e, int* retries, uint32_t data
   return ErrorAction::kHard;
 }
 
+ssize_t UdpSender::ReceiveFeedback(std::span<std::byte> buffer) {
+  const ssize_t n = recv(fd_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+  if (n >= 0) return n;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+  if (errno == ECONNREFUSED) {
+    ++stats_.refused;
+    ++stats_.dropped;
+  }
+  return 0;
+}
+
 // --- receiver ------------------------------------------------------------------
+
+void UdpReceiver::SetTimeoutUs(int64_t us) {
+  us = std::max<int64_t>(1, us);
+  if (us == timeout_us_) return;
+  timeout_us_ = us;
+  timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+  setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+void UdpReceiver::SendTo(std::span<const std::byte> datagram, const sockaddr_storage& to) {
+  const socklen_t length = to.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (sendto(fd_.get(), datagram.data(), datagram.size(), MSG_DONTWAIT,
+             reinterpret_cast<const sockaddr*>(&to), length) < 0)
+    ++stats_.feedback_errors;
+}
 
 Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
   auto local = SocketAddress::Resolve(o.bind_address, o.port);
@@ -316,8 +342,7 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
     const int on = 1;
     r.gro_ = setsockopt(r.fd_.get(), SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
   }
-  timeval tv{o.timeout_ms / 1000, (o.timeout_ms % 1000) * 1000};
-  setsockopt(r.fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  r.SetTimeoutUs(int64_t{o.timeout_ms} * 1000);
 
   const uint32_t batch = std::max<uint32_t>(1, o.batch);
   r.buffers_.resize(size_t{batch} * kBufferSize);

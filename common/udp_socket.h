@@ -94,6 +94,11 @@ class UdpSender {
     return Send({&run, 1});
   }
 
+  // What the receiver sent back on this (connected) socket: RTCP feedback.
+  // Returns the datagram's length; 0 for an ICMP error taken off the socket
+  // (ECONNREFUSED counts one datagram refused); -1 when there is nothing.
+  // Never blocks.
+  ssize_t ReceiveFeedback(std::span<std::byte> buffer);
   bool gso() const { return gso_; }
   size_t granted_send_buffer() const { return granted_buffer_; }
   const SendStats& stats() const { return stats_; }
@@ -145,6 +150,7 @@ struct ReceiveStats {
   // Dropped by the kernel with the socket buffer full (see UpdateKernelDrops):
   // a GSO message of many datagrams counts once.
   uint64_t kernel_drops = 0;
+  uint64_t feedback_errors = 0;  // SendTo failures
 };
 
 class UdpReceiver {
@@ -193,6 +199,13 @@ class UdpReceiver {
   uint16_t segment_size(uint32_t m) const { return segment_size_[m]; }
   const sockaddr_storage& message_source(uint32_t m) const { return addresses_[m]; }
 
+  // Waits this long at most in the next ReceiveBatch calls (microseconds,
+  // >= 1); a system call only when it changes.
+  void SetTimeoutUs(int64_t us);
+  // Sends one datagram back (RTCP feedback to the stream's sender), never
+  // blocking; a failure is counted (stats().feedback_errors), not fatal.
+  void SendTo(std::span<const std::byte> datagram, const sockaddr_storage& to);
+
   static constexpr size_t kBufferSize = 65536;  // one GRO super-datagram
   uint16_t port() const { return port_; }
   bool gro() const { return gro_; }
@@ -212,6 +225,7 @@ class UdpReceiver {
   bool gro_ = false;
   size_t granted_buffer_ = 0;
   int last_count_ = 0;
+  int64_t timeout_us_ = 0;
   ReceiveStats stats_;
   std::vector<std::byte> buffers_;
   std::vector<std::byte> control_;

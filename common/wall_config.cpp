@@ -37,7 +37,8 @@ void ReadWall(TomlReader& r, const toml::table& t, WallSettings* w) {
 void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
   r.CheckKeys(t, "stream",
               {"mtu", "packing", "send_buffer", "receive_buffer", "pacing", "pacing_quantum_us",
-               "max_burst_bytes", "payload_type", "port_base"});
+               "max_burst_bytes", "payload_type", "port_base", "retransmission",
+               "retransmission_share", "rtx_payload_type"});
   r.Int(t, "stream", "mtu", 0, std::numeric_limits<uint32_t>::max(), &s->mtu);
   std::string packing;
   r.String(t, "stream", "packing", &packing);
@@ -55,6 +56,9 @@ void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
         &s->max_burst_bytes);
   r.Int(t, "stream", "payload_type", 0, 255, &s->payload_type);
   r.Int(t, "stream", "port_base", 1, 65535, &s->port_base);
+  r.Bool(t, "stream", "retransmission", &s->retransmission);
+  r.Float(t, "stream", "retransmission_share", 0, 1, &s->retransmission_share);
+  r.Int(t, "stream", "rtx_payload_type", 0, 255, &s->rtx_payload_type);
 }
 
 void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* nic) {
@@ -67,7 +71,8 @@ void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* 
 }
 
 void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
-  r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic", "sdp", "any_ssrc"});
+  r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic", "sdp", "any_ssrc",
+                         "no_retransmission"});
   r.String(t, path, "name", &node->name);
   r.String(t, path, "address", &node->address);
   r.String(t, path, "nic", &node->nic);
@@ -101,6 +106,13 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
     auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
     if (!id.ok()) return r.Error(&e, key, id.status().message());
     node->any_ssrc.push_back(*id);
+  });
+  r.Array(t, path, "no_retransmission", [&](const toml::node& e, const std::string& key) {
+    const auto s = e.value<std::string>();
+    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
+    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
+    if (!id.ok()) return r.Error(&e, key, id.status().message());
+    node->no_retransmission.push_back(*id);
   });
   if (node->name.empty()) r.Error(&t, path + ".name", "every [[node]] needs a name");
   if (node->address.empty()) r.Error(&t, path + ".address", "every [[node]] needs an address");
@@ -231,6 +243,11 @@ Status ValidateWallConfig(WallConfig* config) {
   if (s.payload_type < 96 || s.payload_type > 127)
     fail("stream.payload_type",
          fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
+  if (s.rtx_payload_type < 96 || s.rtx_payload_type > 127 ||
+      s.rtx_payload_type == s.payload_type)
+    fail("stream.rtx_payload_type",
+         fmt::format("{} is outside the dynamic range 96..127 or the stream's own payload type",
+                     s.rtx_payload_type));
   if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
 
   const uint32_t tiles = c.tile_count();
@@ -281,6 +298,11 @@ Status ValidateWallConfig(WallConfig* config) {
       if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
         fail(key + ".any_ssrc", fmt::format("tile {} is not one of this node's tiles", id.Name()));
     }
+    for (const TileId& id : node.no_retransmission) {
+      if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
+        fail(key + ".no_retransmission",
+             fmt::format("tile {} is not one of this node's tiles", id.Name()));
+    }
     int nic = -1;
     if (!node.nic.empty()) {
       auto it = nic_index.find(node.nic);
@@ -314,6 +336,9 @@ Status ValidateWallConfig(WallConfig* config) {
       route.sdp = i < node.sdp.size() ? node.sdp[i] : "";
       route.any_ssrc =
           std::find(node.any_ssrc.begin(), node.any_ssrc.end(), id) != node.any_ssrc.end();
+      route.retransmission = s.retransmission && route.sdp.empty() &&
+                             std::find(node.no_retransmission.begin(), node.no_retransmission.end(),
+                                       id) == node.no_retransmission.end();
       if (i < node.ports.size()) {
         route.port = node.ports[i];
       } else if (uint32_t{s.port_base} + t > 65535) {

@@ -48,7 +48,14 @@ struct StreamSettings {
   uint32_t pacing_quantum_us = 10000;
   uint64_t max_burst_bytes = 512 * 1024;
   uint8_t payload_type = kDefaultPayloadType;
-  uint16_t port_base = 50000;  // tile i goes to port_base + i unless a node says otherwise
+  uint16_t port_base = 50000;
+  // Retransmission of lost packets (RFC 4585 NACK, RFC 4588 RTX; see
+  // docs/protocol.md): on for our own streams unless switched off here or
+  // per tile ([[node]] no_retransmission). Retransmissions are capped at
+  // this share of the stream's bytes.
+  bool retransmission = true;
+  double retransmission_share = 0.05;
+  uint8_t rtx_payload_type = 97;  // tile i goes to port_base + i unless a node says otherwise
 };
 
 struct Nic {
@@ -68,6 +75,7 @@ struct DisplayNode {
   // Tiles fed by another sender than our streamer (docs/config.md):
   std::vector<std::string> sdp;  // per tile: an SDP file describing its stream, or ""
   std::vector<TileId> any_ssrc;  // these tiles accept any SSRC (lock onto the first sender)
+  std::vector<TileId> no_retransmission;  // these tiles neither ask for nor get retransmissions
 };
 
 struct ControlSettings {
@@ -117,6 +125,9 @@ struct TileRoute {
   uint32_t nic = 0;  // index into WallConfig::nics
   std::string sdp;   // the SDP file describing its stream (as written in the config), or ""
   bool any_ssrc = false;
+  // Lost packets are asked for again and retransmitted: our own stream (no
+  // SDP file) with retransmission on for the wall and this tile.
+  bool retransmission = false;
 };
 
 struct WallConfig {
@@ -157,5 +168,11 @@ bool IsLoopbackAddress(std::string_view address);
 // The RTP SSRC of tile `tile_index`: "ts" and the index, stable for a wall,
 // so that receivers and SDP files know it without being told.
 inline uint32_t TileSsrc(uint32_t tile_index) { return 0x74730000u | (tile_index & 0xffff); }
+// Its retransmission stream's SSRC ("tr"), and the SSRC its receiver's
+// NACKs come from ("td").
+inline uint32_t TileRtxSsrc(uint32_t tile_index) { return 0x74720000u | (tile_index & 0xffff); }
+inline uint32_t TileReceiverSsrc(uint32_t tile_index) {
+  return 0x74640000u | (tile_index & 0xffff);
+}
 
 }  // namespace tilestream

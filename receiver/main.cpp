@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-placement", no_placement,
                "Copy every packet's pixels into the frame instead of receiving them in place (for "
                "comparisons)");
+  bool no_retransmission = false;
+  app.add_flag("--no-retransmission", no_retransmission,
+               "Never ask the streamer for lost packets again (NACK), whatever the config says");
   bool no_sync = false, check = false;
   app.add_flag(
       "--check", check,
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.sync = !no_sync;
   o.placement = !no_placement;
+  o.retransmission = !no_retransmission;
   if (!check && headless + mosaic + span + per_tile != 1) {
     fmt::print(stderr, "receiver: choose one of --headless, --tiles, --span, --mosaic\n");
     return 2;

@@ -142,6 +142,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
     plan.max_payload = c.max_udp_payload();
     plan.packing = c.stream.packing;
     if (o.placement && source->ours) to.plan = plan;
+    if (o.retransmission && source->ours && c.routes[t].retransmission) {
+      to.assembler.rtx_payload_type = c.stream.rtx_payload_type;
+      to.assembler.loss.window_ns = static_cast<int64_t>(1e9 / c.wall.fps);
+    }
     to.socket.bind_address = node->address;
     to.socket.port = c.routes[t].port;
     to.socket.receive_buffer = c.stream.receive_buffer;
@@ -348,6 +352,13 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
         name, s.bytes * 8 / seconds / 1e6, s.complete, s.incomplete, s.packets, s.lost, s.reordered,
         s.duplicate, s.late, s.malformed, s.foreign, s.out_of_sequence, st.placement.placed,
         st.socket.kernel_drops);
+    if (st.loss.nacks > 0)
+      fmt::print(
+          "tile {:<6} retransmission: {} NACKs for {} packets, {} retransmissions, {} recovered, "
+          "{} too late, {} unrecoverable, {} frames repaired\n",
+          name, st.loss.nacks, st.loss.requested, st.assembler.retransmitted,
+          st.assembler.recovered, st.assembler.retransmit_late, st.loss.unrecoverable,
+          st.assembler.frames_repaired);
     nlohmann::json malformed;
     for (size_t e = 1; e < st.assembler.malformed.size(); ++e)
       if (st.assembler.malformed[e])
@@ -376,7 +387,15 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
                           {"datagrams", st.socket.datagrams},
                           {"kernel_drops", st.socket.kernel_drops},
                           {"receive_syscalls", st.socket.syscalls},
-                          {"gathered_bytes", st.placement.gathered}});
+                          {"gathered_bytes", st.placement.gathered},
+                          {"nacks", st.loss.nacks},
+                          {"nack_requested", st.loss.requested},
+                          {"retransmitted", st.assembler.retransmitted},
+                          {"recovered", st.assembler.recovered},
+                          {"retransmit_late", st.assembler.retransmit_late},
+                          {"unrecoverable", st.loss.unrecoverable},
+                          {"frames_repaired", st.assembler.frames_repaired},
+                          {"feedback_errors", st.socket.feedback_errors}});
   }
   std::fflush(stdout);
   if (!o.json_path.empty()) {

@@ -21,6 +21,7 @@ struct NodeReceiverOptions {
   std::string frame_log;      // "tile timestamp checksum" per complete frame
   bool show_partial = false;
   bool placement = true;  // receive our streamer's pixels straight into the frame
+  bool retransmission = true;  // ask for lost packets again where the config has it on
   bool sync = true;           // take part in the config's swap sync
   bool quiet = false;
   NodeDisplayOptions display{DisplayMode::kHeadless};

@@ -1,9 +1,26 @@
 #include "receiver/tile_receiver.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 
+#include "common/rtcp_feedback.h"
+#include "common/wall_config.h"
+
 namespace tilestream {
+namespace {
+
+constexpr int64_t kIdleTimeoutUs = 100'000;  // with nothing to ask for
+constexpr size_t kMaxNackBatch = 256;       // sequence numbers per NACK
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 uint64_t FrameChecksum(const std::byte* pixels, size_t size) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ size;
@@ -55,6 +72,7 @@ TileReceiverStats TileReceiver::Snapshot() const {
 
 void TileReceiver::OnAdded(AddResult r) {
   if (r != AddResult::kOk) return;
+  accepted_from_ = batch_from_;
   const ReadyFrame* frame = assembler_.just_finished();
   if (!frame || !frame->complete) return;
   if (options_.on_complete) options_.on_complete(options_.tile_index, frame->timestamp);
@@ -66,7 +84,9 @@ void TileReceiver::OnAdded(AddResult r) {
 
 void TileReceiver::Receive() {
   if (socket_.ReceiveBatch() <= 0) return;
+  StampBatch();
   socket_.ForEachDatagram([this](std::span<const std::byte> d, const sockaddr_storage& from) {
+    batch_from_ = &from;
     OnAdded(assembler_.Add(d, &from));
   });
 }
@@ -77,23 +97,60 @@ void TileReceiver::ReceivePlaced() {
   for (uint32_t m = 0; m < socket_.batch(); ++m) socket_.SetMessageIov(m, placement_->message_iov(m));
   const int n = socket_.ReceiveBatch();
   if (n <= 0) return;
+  StampBatch();
   for (int m = 0; m < n; ++m) {
     lengths_[m] = socket_.message_length(m);
     segments_[m] = socket_.segment_size(m);
   }
   placement_->Resolve(n, lengths_, segments_);
   placement_->Admit(
-      assembler_, [this](uint32_t m) { return &socket_.message_source(m); }, [this](AddResult r) { OnAdded(r); });
+      assembler_,
+      [this](uint32_t m) { return batch_from_ = &socket_.message_source(m); },
+      [this](AddResult r) { OnAdded(r); });
+}
+
+void TileReceiver::PrepareWait(int64_t now) {
+  const int64_t due = assembler_.loss()->next_due_ns();
+  socket_.SetTimeoutUs(due == LossTracker::kNever
+                           ? kIdleTimeoutUs
+                           : std::clamp<int64_t>((due - now) / 1000, 100, kIdleTimeoutUs));
+}
+
+void TileReceiver::StampBatch() {
+  if (LossTracker* loss = assembler_.loss()) loss->SetNow(NowNs());
+}
+
+// NACKs for what is due, to where the stream comes from: the RFC 4585
+// Generic NACK, reduced-size, on the stream's own port (RFC 5761).
+void TileReceiver::AskForLost() {
+  if (accepted_from_) sender_ = *accepted_from_;
+  accepted_from_ = batch_from_ = nullptr;
+  LossTracker* loss = assembler_.loss();
+  if (!sender_ || !assembler_.ssrc()) return;
+  loss->SetNow(NowNs());
+  std::array<uint16_t, kMaxNackBatch> due;
+  std::array<std::byte, kNackHeaderSize + kMaxNackBatch * kNackEntrySize> packet;
+  const size_t n = loss->TakeDue(due);
+  for (size_t done = 0; done < n;) {
+    size_t taken = 0;
+    const size_t size = WriteGenericNack(TileReceiverSsrc(options_.tile_index), *assembler_.ssrc(),
+                                         {due.data() + done, n - done}, packet, &taken);
+    socket_.SendTo({packet.data(), size}, *sender_);
+    loss->CountNack();
+    done += taken;
+  }
 }
 
 void TileReceiver::Loop() {
   auto next_publish = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
+    if (assembler_.loss()) PrepareWait(NowNs());
     if (placement_) {
       ReceivePlaced();
     } else {
       Receive();
     }
+    if (assembler_.loss()) AskForLost();
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
       Publish();
@@ -106,7 +163,9 @@ void TileReceiver::Loop() {
 void TileReceiver::Publish() {
   socket_.UpdateKernelDrops();
   std::lock_guard lock(mu_);
-  published_ = {assembler_.stats(), socket_.stats(), placement_ ? placement_->stats() : PlacementStats{}};
+  published_ = {assembler_.stats(), socket_.stats(),
+                placement_ ? placement_->stats() : PlacementStats{},
+                assembler_.loss() ? assembler_.loss()->stats() : LossTrackerStats{}};
   // An empty datagram never reaches the assembler: it is a packet too short.
   published_.assembler.malformed[static_cast<size_t>(ParseError::kTooShort)] += socket_.stats().empty;
 }

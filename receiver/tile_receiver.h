@@ -1,5 +1,8 @@
 // One tile of a display node: a network thread that receives the tile's
-// UDP stream (UDP_GRO + recvmmsg) into a FrameAssembler, and hands out
+// UDP stream (UDP_GRO + recvmmsg) into a FrameAssembler, asks the sender
+// for lost packets again (Generic NACKs back to where the stream comes
+// from, when the assembler tracks loss: docs/receiver.md, "Recovering lost
+// packets"), and hands out
 // statistics (a copy, refreshed every 100 ms) and, optionally, a checksum of
 // every complete frame for end-to-end checks. No allocation or logging per
 // packet. Start/Stop from one thread; Snapshot from any.
@@ -40,6 +43,7 @@ struct TileReceiverStats {
   AssemblerStats assembler;
   ReceiveStats socket;
   PlacementStats placement;
+  LossTrackerStats loss;  // zero when retransmission is off
 };
 
 class TileReceiver {
@@ -66,6 +70,11 @@ class TileReceiver {
   void ReceivePlaced();  // one batch, pixels received in place where they can be
   void OnAdded(AddResult r);
   void Publish();
+  // Retransmission: the receive timeout until the next NACK is due, the
+  // time of a batch, and the NACKs due after it.
+  void PrepareWait(int64_t now);
+  void StampBatch();
+  void AskForLost();
 
   TileReceiverOptions options_;
   UdpReceiver socket_;
@@ -74,6 +83,11 @@ class TileReceiver {
   std::vector<std::byte*> buffers_;  // the socket's message buffers
   std::vector<size_t> lengths_;      // of the last batch's messages
   std::vector<uint16_t> segments_;
+  // Where the stream comes from (NACKs go there): the source of the last
+  // batch's accepted packets.
+  const sockaddr_storage* batch_from_ = nullptr;
+  const sockaddr_storage* accepted_from_ = nullptr;
+  std::optional<sockaddr_storage> sender_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;

@@ -169,6 +169,11 @@ class Coordinator {
       d.fps = c_.wall.fps;
       d.ssrc = TileSsrc(t);
       d.packed = c_.stream.packing == Packing::kPacked;
+      if (r.retransmission) {
+        d.rtx_payload_type = c_.stream.rtx_payload_type;
+        d.rtx_ssrc = TileRtxSsrc(t);
+        d.rtx_time_ms = static_cast<uint32_t>(2000 / c_.wall.fps);  // two frames
+      }
       const std::string path = fmt::format("{}/tile_{}.sdp", options_.sdp_dir, TileName(c_, t));
       std::ofstream out(path);
       out << WriteSdp(d);

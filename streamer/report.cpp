@@ -28,6 +28,11 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   r.bytes = s.bytes;
   r.send_syscalls = s.syscalls;
   r.pacer_sleeps = s.pacer_sleeps;
+  r.nacks = s.nacks;
+  r.retransmitted = s.retransmitted;
+  r.retransmitted_bytes = s.retransmitted_bytes;
+  r.refused_old = s.refused_old;
+  r.refused_cap = s.refused_cap;
   return r;
 }
 
@@ -72,10 +77,13 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
   for (const StreamSummary& s : streams) {
     out += fmt::format(
         "tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
-        "frames {} ({} late, {} skipped, {} missed)\n",
+        "frames {} ({} late, {} skipped, {} missed){}\n",
         s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
         s.refused ? fmt::format(" ({} receiver gone)", s.refused) : "", s.disk_mbytes_per_s,
-        s.frames, s.late_frames, s.skipped_ticks, s.missed_frames);
+        s.frames, s.late_frames, s.skipped_ticks, s.missed_frames,
+        s.nacks ? fmt::format("  NACKs {}: {} packets sent again, {} too old, {} over the cap",
+                              s.nacks, s.retransmitted, s.refused_old, s.refused_cap)
+                : "");
   }
   const Totals t = Add(streams);
   out += fmt::format(
@@ -131,7 +139,12 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                             {"packets", s.packets},
                             {"bytes", s.bytes},
                             {"send_syscalls", s.send_syscalls},
-                            {"pacer_sleeps", s.pacer_sleeps}});
+                            {"pacer_sleeps", s.pacer_sleeps},
+                            {"nacks", s.nacks},
+                            {"retransmitted", s.retransmitted},
+                            {"retransmitted_bytes", s.retransmitted_bytes},
+                            {"refused_old", s.refused_old},
+                            {"refused_cap", s.refused_cap}});
   }
   const Totals t = Add(streams);
   j["aggregate"] = {{"streams", streams.size()},   {"mbps", t.mbps},

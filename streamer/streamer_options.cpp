@@ -23,6 +23,9 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
   app.add_option("--mtu", o->mtu, "Link MTU; UDP payload is MTU - 40; overrides the config");
   app.add_option("--pacing", o->pacing, "on: spread each frame over the frame interval; off: as fast as possible")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--retransmission", o->retransmission,
+                 "on: answer the receivers' NACKs with retransmissions (RFC 4588); overrides the config")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--port-base", o->port_base, "UDP port of tile 0; tile i uses base + i; overrides the config");
   app.add_option("--sdp-dir", o->sdp_dir, "Write one SDP file per tile stream into this directory");
   app.add_option("--ticks", o->ticks, "Stop after this many frame ticks (default: run until stopped)");
@@ -81,8 +84,10 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
   if (o.fps > 0) c.wall.fps = o.fps;
   if (o.mtu > 0) c.stream.mtu = o.mtu;
   if (!o.pacing.empty()) c.stream.pacing = o.pacing == "on";
+  if (!o.retransmission.empty()) c.stream.retransmission = o.retransmission == "on";
   if (o.port_base > 0) c.stream.port_base = static_cast<uint16_t>(std::min<uint32_t>(o.port_base, 65535));
-  if (!o.config_path.empty() || o.fps > 0 || o.mtu > 0 || o.port_base > 0 || layout)
+  if (!o.config_path.empty() || o.fps > 0 || o.mtu > 0 || o.port_base > 0 || layout ||
+      !o.retransmission.empty())
     TS_RETURN_IF_ERROR(ValidateWallConfig(&c));
   if (w.movie) TS_RETURN_IF_ERROR(CheckManifestMatchesWall(*w.movie, c.wall));
   if (o.bench && o.source == "disk" && !w.movie)

@@ -19,6 +19,7 @@ struct StreamerOptions {
   double fps = 0;        // 0: config's (or the movie's without a config)
   uint32_t mtu = 0;      // 0: config's
   std::string pacing;    // "", "on", "off"
+  std::string retransmission;  // "", "on", "off"
   uint32_t port_base = 0;
   std::string sdp_dir;
   bool bench = false;

@@ -1,5 +1,6 @@
 #include "streamer/tile_rank.h"
 
+#include <poll.h>
 #include <time.h>
 
 #include <algorithm>
@@ -54,6 +55,11 @@ class TileRank {
       MPI_Send(&ready, sizeof ready, MPI_BYTE, 0, kTagReady, comm_.comm);
       ok = ok && stream != nullptr;
       if (stream) streams_.push_back(std::move(stream));
+    }
+    for (const auto& s : streams_) {
+      if (s->feedback_fd() < 0) continue;
+      feedback_.push_back({s->feedback_fd(), POLLIN, 0});
+      feedback_streams_.push_back(s.get());
     }
     outbox_.resize(streams_.size());
     bench_.resize(streams_.size());
@@ -135,10 +141,28 @@ class TileRank {
       const int64_t until = std::min(next, last_stats_ns_ + kStatsPeriodNs);
       if (waiter) {
         waiter->Step(now, until, hurry);
-      } else if (until > now && WaitUntilNs(&clock_, until, spin_ns) && until == next) {
+      } else if (until > now && WaitAnswering(until, spin_ns) && until == next) {
         next_stream->CountSleep();
       }
     }
+  }
+
+  // Waits until `until` like WaitUntilNs, but a receiver's NACK arriving
+  // on a tile's socket ends the sleep and is answered at once (no extra
+  // wake-up while nothing is lost: the same one sleep). Returns whether it
+  // slept all the way. While a tile waits on its ring (Pump), NACKs wait.
+  bool WaitAnswering(int64_t until, int64_t spin_ns) {
+    if (feedback_.empty()) return WaitUntilNs(&clock_, until, spin_ns);
+    const int64_t sleep_ns = until - spin_ns - clock_.NowNs();
+    if (sleep_ns <= 0) return WaitUntilNs(&clock_, until, spin_ns);
+    timespec ts{static_cast<time_t>(sleep_ns / kSecond), static_cast<long>(sleep_ns % kSecond)};
+    if (ppoll(feedback_.data(), feedback_.size(), &ts, nullptr) > 0) {
+      for (size_t i = 0; i < feedback_.size(); ++i)
+        if (feedback_[i].revents) feedback_streams_[i]->AnswerFeedback();
+      return false;
+    }
+    WaitUntilNs(&clock_, until, spin_ns);  // the last spin_ns
+    return true;
   }
 
   // Benchmark: frames back to back (unpaced) or at --rate / the wall's fps,
@@ -198,7 +222,7 @@ class TileRank {
         return false;
       }
       MaybeSendStats(now);
-      SleepNs(TickWaitNs(now));
+      WaitAnswering(now + TickWaitNs(now), 0);
     }
     // Take the newest tick; older ones waiting mean this rank fell behind.
     uint64_t plays = 0;
@@ -294,6 +318,8 @@ class TileRank {
   std::vector<std::unique_ptr<TileStream>> streams_;
   std::vector<Outbox> outbox_;
   std::vector<BenchSchedule> bench_;
+  std::vector<pollfd> feedback_;              // the sockets of tiles that answer NACKs
+  std::vector<TileStream*> feedback_streams_;  // their streams
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;

@@ -67,6 +67,10 @@ TileSenderOptions SenderOptions(const WallConfig& c, uint32_t tile, double phase
   so.pacing_quantum_ns = int64_t{c.stream.pacing_quantum_us} * 1000;
   so.max_burst_bytes = c.stream.max_burst_bytes;
   so.pacing_phase = phase;
+  so.retransmission = route.retransmission;
+  so.retransmission_share = c.stream.retransmission_share;
+  so.rtx_payload_type = c.stream.rtx_payload_type;
+  so.rtx_ssrc = TileRtxSsrc(tile);
   return so;
 }
 
@@ -91,6 +95,7 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
     const TileSenderOptions so = SenderOptions(c, tile, phase);
     if (auto sender = TileSender::Create(so, clock); sender.ok()) {
       s->sender_ = std::move(sender).value();
+      s->retransmission_ = so.retransmission;
       ready->gso = s->sender_->socket().gso();
     } else {
       error = fmt::format("socket to {}:{} via NIC {}: {}", so.socket.destination, so.socket.port,
@@ -134,7 +139,10 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
   if (const int e = sender_->SendBurst(hurry); e != 0)
     Report(fmt::format("send: {}", std::strerror(e)));
   if (sender_->sending()) return;
-  if (acquired_) frames_->Release();
+  if (acquired_) {
+    frames_->Release();  // the ring frees the frame before this one
+    sender_->ForgetOlderFrames();
+  }
   state_ = State::kIdle;
 }
 
@@ -184,6 +192,11 @@ const TileStats& TileStream::Collect(int64_t cpu_ns, int64_t elapsed_ns) {
   stats_.disk_read_ns = d.read_ns;
   stats_.pacer_squeezes = sender_->pacer().stats().squeezes;
   stats_.pacer_sleeps = sleeps_;
+  stats_.nacks = t.nacks;
+  stats_.retransmitted = t.retransmitted;
+  stats_.retransmitted_bytes = t.retransmitted_bytes;
+  stats_.refused_old = t.refused_old;
+  stats_.refused_cap = t.refused_cap;
   stats_.cpu_ns = cpu_ns;
   stats_.elapsed_ns = elapsed_ns;
   error_pending_ = false;

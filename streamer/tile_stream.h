@@ -50,6 +50,11 @@ class TileStream {
   // is due, the rest of the frame goes at once.
   void Step(int64_t now, int64_t wait_until, bool hurry);
 
+  // The socket on which the receiver's NACKs come (-1: retransmission off
+  // for this tile), and answering them (common/tile_sender.h).
+  int feedback_fd() const { return retransmission_ ? sender_->socket().fd() : -1; }
+  void AnswerFeedback() { sender_->AnswerFeedback(); }
+
   void CountSleep() { ++sleeps_; }
   void CountSkippedTicks(uint64_t n) { stats_.skipped_ticks += n; }
   // The counters, with `cpu_ns` as this tile's share of its rank's CPU.
@@ -73,6 +78,7 @@ class TileStream {
   uint32_t timestamp_ = 0;
   int64_t start_ns_ = 0, interval_ns_ = 0, give_up_ns_ = 0, look_again_ns_ = 0;
   uint64_t sleeps_ = 0;
+  bool retransmission_ = false;
   bool error_pending_ = false;
   TileStats stats_;
 };

@@ -492,3 +492,144 @@ TEST(FrameAssembler, SaysWhichAddFinishedAFrame) {
 
 }  // namespace
 }  // namespace tilestream
+
+// --- retransmission (RFC 4588) ------------------------------------------------
+
+namespace tilestream {
+namespace {
+
+constexpr uint8_t kRtxPt = 97;
+
+FrameAssembler MakeRepairing() {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.queue_depth = 3;
+  o.rtx_payload_type = kRtxPt;
+  return FrameAssembler(o);
+}
+
+std::vector<std::byte> Rtx(const std::vector<std::byte>& original, uint16_t rtx_sequence = 1) {
+  return testing::MakeRtx(original, kRtxPt, 0x74720000, rtx_sequence);
+}
+
+TEST(FrameAssemblerRetransmission, AFrameMissingAPacketIsRepairedWhileTheNextOneArrives) {
+  FrameAssembler a = MakeRepairing();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  for (size_t i = 0; i < p1.size(); ++i)
+    if (i != 2) a.Add(p1[i]);
+  EXPECT_EQ(a.loss()->missing(), 1u);
+  a.Add(p2[0]);
+  a.Add(p2[1]);
+  EXPECT_EQ(a.Add(Rtx(p1[2])), AddResult::kOk);
+  ASSERT_NE(a.just_finished(), nullptr);
+  EXPECT_EQ(a.just_finished()->timestamp, 1000u);
+  AddAll(a, {p2.begin() + 2, p2.end()});
+  auto r1 = a.TakeFrame(1000, false);
+  ASSERT_TRUE(r1.has_value());
+  EXPECT_TRUE(Shows(*r1, f1));
+  auto r2 = a.TakeFrame(4600, false);
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_TRUE(Shows(*r2, f2));
+  EXPECT_EQ(a.stats().frames_complete, 2u);
+  EXPECT_EQ(a.stats().frames_repaired, 1u);
+  EXPECT_EQ(a.stats().frames_incomplete, 0u);
+  EXPECT_EQ(a.stats().lost, 1u);  // what the network did
+  EXPECT_EQ(a.stats().recovered, 1u);
+}
+
+TEST(FrameAssemblerRetransmission, ALostPacketOfTheFrameBeingAssembledGoesToItsPlace) {
+  FrameAssembler a = MakeRepairing();
+  const auto f = PatternFrame(kTile, 3);
+  AddAll(a, FramePackets(PatternFrame(kTile, 1), 1000, 0));  // the stream is believed
+  Packets p = FramePackets(f, 4600, 5);
+  a.Add(p[0]);
+  a.Add(p[2]);
+  EXPECT_EQ(a.Add(Rtx(p[1])), AddResult::kOk);
+  AddAll(a, {p.begin() + 3, p.end()});
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->complete);
+  EXPECT_TRUE(Shows(*r, f));
+  EXPECT_EQ(a.stats().frames_repaired, 0u);  // whole at its marker
+}
+
+TEST(FrameAssemblerRetransmission, ALostMarkerPacketIsRepairedOnceTheNextFrameRevealsIt) {
+  FrameAssembler a = MakeRepairing();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  AddAll(a, {p1.begin(), p1.end() - 1});
+  EXPECT_EQ(a.loss()->missing(), 0u);  // nothing says it is lost yet
+  a.Add(p2[0]);
+  a.Add(p2[1]);  // the next frame starts: packet 4 was lost
+  EXPECT_EQ(a.loss()->missing(), 1u);
+  EXPECT_EQ(a.Add(Rtx(p1.back())), AddResult::kOk);
+  auto r = a.TakeFrame(1000, false);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(Shows(*r, f1));
+}
+
+TEST(FrameAssemblerRetransmission, AFrameIsGivenUpOnceTheNextOneEnds) {
+  FrameAssembler a = MakeRepairing();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  for (size_t i = 0; i < p1.size(); ++i)
+    if (i != 2) a.Add(p1[i]);
+  AddAll(a, p2);
+  EXPECT_EQ(a.stats().frames_incomplete, 1u);
+  EXPECT_EQ(a.Add(Rtx(p1[2])), AddResult::kLate);  // too late: never written
+  EXPECT_EQ(a.stats().retransmit_late, 1u);
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->timestamp, 4600u);
+  EXPECT_TRUE(Shows(*r, f2));
+}
+
+TEST(FrameAssemblerRetransmission, ARetransmissionOfWhatIsNotMissingIsNeverWritten) {
+  FrameAssembler a = MakeRepairing();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  AddAll(a, FramePackets(f2, 1000, 0));
+  Packets p1 = FramePackets(f1, 4600, 5);
+  a.Add(p1[0]);
+  a.Add(p1[2]);
+  // Packet 0 again, but with frame 2's pixels: a stranger, or a second copy.
+  EXPECT_EQ(a.Add(Rtx(FramePackets(f2, 4600, 5)[0])), AddResult::kLate);
+  EXPECT_EQ(a.Add(Rtx(p1[1])), AddResult::kOk);
+  EXPECT_EQ(a.Add(Rtx(p1[1], 2)), AddResult::kLate);  // a duplicate retransmission
+  AddAll(a, {p1.begin() + 3, p1.end()});
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(Shows(*r, f1));
+  EXPECT_EQ(a.stats().retransmit_late, 2u);
+}
+
+TEST(FrameAssemblerRetransmission, AMalformedRetransmissionIsCountedAndChangesNothing) {
+  FrameAssembler a = MakeRepairing();
+  const auto f = PatternFrame(kTile, 1);
+  Packets p = FramePackets(f, 1000, 0);
+  a.Add(p[0]);
+  auto rtx = Rtx(p[1]);
+  rtx.resize(20);
+  EXPECT_EQ(a.Add(rtx), AddResult::kMalformed);
+  EXPECT_EQ(a.stats().malformed_total(), 1u);
+  AddAll(a, {p.begin() + 1, p.end()});
+  EXPECT_EQ(a.stats().frames_complete, 1u);
+}
+
+TEST(FrameAssemblerRetransmission, OffItIsJustAnotherPayloadType) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.payload_type = 96;
+  FrameAssembler a(o);
+  const auto f = PatternFrame(kTile, 1);
+  Packets p = FramePackets(f, 1000, 0);
+  EXPECT_EQ(a.loss(), nullptr);
+  a.Add(p[0]);
+  EXPECT_NE(a.Add(Rtx(p[1])), AddResult::kOk);  // not RFC 4175 as it stands
+  AddAll(a, {p.begin() + 1, p.end()});
+  EXPECT_EQ(a.stats().frames_complete, 1u);
+  EXPECT_EQ(a.stats().retransmitted, 0u);
+}
+
+}  // namespace
+}  // namespace tilestream

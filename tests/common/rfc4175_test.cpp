@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "tests/support/packet_builder.h"
@@ -62,6 +64,70 @@ TEST(Rfc4175, ParsesRtpFieldsAndExtendedSequence) {
   EXPECT_EQ(v.rtp.ssrc, 0xcafef00du);
   EXPECT_EQ(v.segment_count, 1u);
   EXPECT_EQ(v.pixel_bytes, 30u);
+}
+
+TEST(Rfc4175, ARetransmissionParsesAsTheOriginalUnderItsSequenceNumber) {
+  CraftedPacket p = OneSegment(3, 5, 30);
+  p.marker = true;
+  p.sequence = 0x0002abcd;
+  p.timestamp = 777;
+  p.padding = 4;
+  const auto frame = PatternFrame(kTile, 1);
+  const auto original = Craft(p, kTile, frame);
+  Rfc4175View o, v;
+  ASSERT_EQ(Parse(original, &o), ParseError::kOk);
+  uint16_t rtx_sequence = 0;
+  ASSERT_EQ(ParseRtx(testing::MakeRtx(original, 97, 0x99, 4321), kTile, &v, &rtx_sequence),
+            ParseError::kOk);
+  EXPECT_EQ(rtx_sequence, 4321);
+  EXPECT_EQ(v.rtp.sequence, 0xabcd);
+  EXPECT_EQ(v.extended_sequence, 0x0002);
+  EXPECT_EQ(v.rtp.payload_type, 97);
+  EXPECT_EQ(v.rtp.ssrc, 0x99u);
+  EXPECT_EQ(v.rtp.timestamp, 777u);
+  EXPECT_TRUE(v.rtp.marker);
+  EXPECT_EQ(v.pixel_bytes, o.pixel_bytes);
+  EXPECT_TRUE(std::equal(v.pixels.begin(), v.pixels.end(), o.pixels.begin(), o.pixels.end()));
+  EXPECT_TRUE(std::equal(v.line_headers.begin(), v.line_headers.end(), o.line_headers.begin(),
+                         o.line_headers.end()));
+}
+
+TEST(Rfc4175, WritesTheRetransmissionPrefixAsParsed) {
+  RtpHeader h;
+  h.marker = true;
+  h.payload_type = 97;
+  h.sequence = 9;
+  h.timestamp = 1234;
+  h.ssrc = 0x74720003;
+  std::array<std::byte, kRtpHeaderSize + kRtxPrefixSize> prefix;
+  EXPECT_EQ(WriteRtxPrefix(h, 0xbeef, /*padding=*/false, prefix), prefix.size());
+  RtpHeader back;
+  ASSERT_EQ(ParseRtpHeader(prefix, &back), ParseError::kOk);
+  EXPECT_TRUE(back.marker);
+  EXPECT_EQ(back.payload_type, 97);
+  EXPECT_EQ(back.sequence, 9);
+  EXPECT_EQ(back.timestamp, 1234u);
+  EXPECT_EQ(back.ssrc, 0x74720003u);
+  EXPECT_EQ(LoadBE16(prefix.data() + kRtpHeaderSize), 0xbeef);
+}
+
+// Malformed retransmissions: too short for the original sequence number,
+// and a payload that is not a valid RFC 4175 one after it.
+TEST(Rfc4175, RefusesARetransmissionWithoutItsOriginalSequenceNumber) {
+  std::vector<std::byte> rtx(kRtpHeaderSize + 1);
+  rtx[0] = std::byte(0x80);
+  Rfc4175View v;
+  uint16_t rtx_sequence = 0;
+  EXPECT_EQ(ParseRtx(rtx, kTile, &v, &rtx_sequence), ParseError::kTooShort);
+}
+
+TEST(Rfc4175, RefusesARetransmissionWhosePayloadIsBroken) {
+  const auto frame = PatternFrame(kTile, 1);
+  auto rtx = testing::MakeRtx(Craft(OneSegment(3, 5, 30), kTile, frame), 97, 1, 1);
+  rtx.resize(rtx.size() - 10);  // pixels cut short
+  Rfc4175View v;
+  uint16_t rtx_sequence = 0;
+  EXPECT_EQ(ParseRtx(rtx, kTile, &v, &rtx_sequence), ParseError::kPayloadTruncated);
 }
 
 // The layout GStreamer's rtpvrawpay produces: several segments in a packet,

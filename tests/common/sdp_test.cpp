@@ -42,6 +42,29 @@ TEST(Sdp, ParsesBackToTheTileGeometry) {
   EXPECT_TRUE(d->packed);
 }
 
+// RFC 4588 in SDP (as WebRTC and GStreamer's rtpbin read it): AVPF with
+// NACK feedback, the rtx payload type tied to the video's, RTCP on the
+// stream's port, reduced-size; the video is still what a reader takes.
+TEST(Sdp, WritesRetransmissionAndStillParsesAsTheVideo) {
+  TileStreamDescription d = Tile();
+  d.rtx_payload_type = 97;
+  d.rtx_ssrc = 0x74720001;
+  d.rtx_time_ms = 90;
+  const std::string sdp = WriteSdp(d);
+  EXPECT_THAT(sdp, HasSubstr("m=video 50001 RTP/AVPF 96 97\r\n"));
+  EXPECT_THAT(sdp, HasSubstr("a=rtcp-fb:96 nack\r\n"));
+  EXPECT_THAT(sdp, HasSubstr("a=rtpmap:97 rtx/90000\r\n"));
+  EXPECT_THAT(sdp, HasSubstr("a=fmtp:97 apt=96;rtx-time=90\r\n"));
+  EXPECT_THAT(sdp, HasSubstr("a=rtcp-mux\r\n"));
+  EXPECT_THAT(sdp, HasSubstr("a=rtcp-rsize\r\n"));
+  EXPECT_THAT(sdp, HasSubstr("a=ssrc-group:FID 1953693697 1953628161\r\n"));
+  auto back = ParseSdp(sdp);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->payload_type, 96);
+  EXPECT_EQ(back->ssrc, 0x74730001u);
+  EXPECT_EQ(back->tile, (TileGeometry{2560, 1600}));
+}
+
 TEST(Sdp, WritesNtscRatesAsRatios) {
   TileStreamDescription t = Tile();
   t.fps = 30000.0 / 1001;

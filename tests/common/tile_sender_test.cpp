@@ -10,7 +10,9 @@
 #include <map>
 #include <thread>
 
+#include "common/bytes.h"
 #include "tests/support/packet_builder.h"
+#include "tests/support/wait_for.h"
 
 namespace tilestream {
 namespace {
@@ -169,6 +171,120 @@ TEST_F(Loopback, InStepsEachBurstIsDueInTurnAndTheFrameArrivesWhole) {
   auto unpaced = MakeSender(false);
   unpaced->BeginFrame(f.data(), 9, start, 20'000'000);
   EXPECT_EQ(unpaced->NextBurstNs(), std::numeric_limits<int64_t>::min()) << "due at once";
+}
+
+// Retransmission: the receiver's Generic NACK comes back on the stream's
+// socket; the sender answers with RFC 4588 packets of the last two frames.
+class Retransmitting : public Loopback {
+ protected:
+  std::unique_ptr<TileSender> MakeSender(double share) {
+    TileSenderOptions o;
+    o.packetizer.tile = kTile;
+    o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
+    o.packetizer.ssrc = 77;
+    o.socket.destination = "127.0.0.1";
+    o.socket.port = receiver_->port();
+    o.pacing = false;
+    o.retransmission = true;
+    o.retransmission_share = share;
+    o.rtx_payload_type = 97;
+    o.rtx_ssrc = 78;
+    auto s = TileSender::Create(o, &clock_);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return std::move(s).value();
+  }
+
+  // Every datagram that arrives, by its (RTP or original) sequence number,
+  // and where the stream comes from.
+  void Collect(size_t datagrams) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    size_t got = 0;
+    while (got < datagrams && std::chrono::steady_clock::now() < give_up) {
+      if (receiver_->ReceiveBatch() <= 0) continue;
+      receiver_->ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage& from) {
+        ++got;
+        from_ = from;
+        const bool rtx = (static_cast<uint8_t>(d[1]) & 0x7f) == 97;
+        (rtx ? rtx_ : original_)[LoadBE16(d.data() + (rtx ? kRtpHeaderSize : 2))] =
+            std::vector<std::byte>(d.begin(), d.end());
+      });
+    }
+  }
+
+  void Nack(TileSender& sender, std::vector<uint16_t> lost) {
+    std::vector<std::byte> nack(1500);
+    size_t taken = 0;
+    nack.resize(WriteGenericNack(1, 77, lost, nack, &taken));
+    const uint64_t before = sender.stats().nacks;
+    receiver_->SendTo(nack, from_);
+    EXPECT_TRUE(testing::WaitFor([&] {
+      sender.AnswerFeedback();
+      return sender.stats().nacks > before;
+    }));
+  }
+
+  sockaddr_storage from_{};
+  std::map<uint16_t, std::vector<std::byte>> original_, rtx_;
+};
+
+TEST_F(Retransmitting, AnswersANackWithTheAskedPacketsOfTheLastTwoFrames) {
+  auto sender = MakeSender(1.0);
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f0 = PatternFrame(kTile, 1), f1 = PatternFrame(kTile, 2);
+  ASSERT_EQ(sender->SendFrame(f0.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  ASSERT_EQ(sender->SendFrame(f1.data(), 4600, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collect(2 * n);
+  ASSERT_EQ(original_.size(), 2 * n);
+  const auto packet_of_f1 = static_cast<uint16_t>(n + 2), never_sent = static_cast<uint16_t>(2 * n + 5);
+  Nack(*sender, {1, packet_of_f1, never_sent});
+  Collect(2);
+  ASSERT_EQ(rtx_.size(), 2u);
+  for (uint16_t sequence : {uint16_t{1}, packet_of_f1}) {
+    ASSERT_TRUE(rtx_.count(sequence)) << sequence;
+    Rfc4175View r, o;
+    uint16_t rtx_sequence = 0;
+    ASSERT_EQ(ParseRtx(rtx_[sequence], kTile, &r, &rtx_sequence), ParseError::kOk);
+    ASSERT_EQ(ParseRfc4175(original_[sequence], kTile, &o), ParseError::kOk);
+    EXPECT_EQ(r.rtp.payload_type, 97);
+    EXPECT_EQ(r.rtp.ssrc, 78u);
+    EXPECT_EQ(r.rtp.timestamp, o.rtp.timestamp);
+    EXPECT_EQ(r.sequence32(), o.sequence32());
+    EXPECT_TRUE(std::equal(r.pixels.begin(), r.pixels.end(), o.pixels.begin(), o.pixels.end()));
+    // Byte for byte what any RFC 4588 sender makes of the original.
+    EXPECT_EQ(rtx_[sequence], testing::MakeRtx(original_[sequence], 97, 78, rtx_sequence));
+  }
+  EXPECT_EQ(sender->stats().retransmitted, 2u);
+  EXPECT_EQ(sender->stats().refused_old, 1u);
+  // Once the ring has the older frame's buffer back, only the last frame is.
+  sender->ForgetOlderFrames();
+  Nack(*sender, {1});
+  EXPECT_EQ(sender->stats().refused_old, 2u);
+}
+
+TEST_F(Retransmitting, RetransmitsNoMoreThanItsShareOfTheBytesSent) {
+  auto sender = MakeSender(0.1);  // a tenth of a 36 KB frame: two packets
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f = PatternFrame(kTile, 1);
+  ASSERT_EQ(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collect(n);
+  Nack(*sender, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_EQ(sender->stats().retransmitted, 2u);
+  EXPECT_EQ(sender->stats().refused_cap, 8u);
+  EXPECT_LE(sender->stats().retransmitted_bytes, 0.1 * sender->socket().stats().bytes);
+}
+
+TEST_F(Retransmitting, TakesWhatIsNotRtcpOrBrokenWithoutAnAnswer) {
+  auto sender = MakeSender(1.0);
+  const auto f = PatternFrame(kTile, 1);
+  ASSERT_EQ(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collect(sender->packetizer().packet_count());
+  const std::vector<std::byte> junk(40, std::byte{0x80});
+  receiver_->SendTo(junk, from_);
+  EXPECT_TRUE(testing::WaitFor([&] {
+    sender->AnswerFeedback();
+    return sender->stats().feedback_malformed > 0;
+  }));
+  EXPECT_EQ(sender->stats().retransmitted, 0u);
 }
 
 }  // namespace

@@ -123,6 +123,46 @@ TEST(WallConfig, RejectsAnySsrcForATileOfAnotherNode) {
               HasSubstr("any_ssrc: tile r0c1 is not one of this node's tiles"));
 }
 
+TEST(WallConfig, RetransmissionIsOnForOurOwnStreamsOnly) {
+  auto c = ParseWallConfig(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nsdp = [\"gst.sdp\"]"),
+                           "wall.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->routes[0].retransmission) << "a third-party sender's stream";
+  EXPECT_TRUE(c->routes[1].retransmission);
+  EXPECT_EQ(c->stream.rtx_payload_type, 97);
+  EXPECT_DOUBLE_EQ(c->stream.retransmission_share, 0.05);
+}
+
+TEST(WallConfig, RetransmissionGoesOffPerTileOrForTheWall) {
+  auto tile = ParseWallConfig(
+      With("tiles = [\"r0c1\"]", "tiles = [\"r0c1\"]\nno_retransmission = [\"r0c1\"]"),
+      "wall.toml");
+  ASSERT_TRUE(tile.ok()) << tile.status().message();
+  EXPECT_TRUE(tile->routes[0].retransmission);
+  EXPECT_FALSE(tile->routes[1].retransmission);
+  auto wall = ParseWallConfig(std::string(kTwoTiles) + "\n[stream]\nretransmission = false\n",
+                              "wall.toml");
+  ASSERT_TRUE(wall.ok()) << wall.status().message();
+  EXPECT_FALSE(wall->routes[0].retransmission);
+  EXPECT_FALSE(wall->routes[1].retransmission);
+}
+
+TEST(WallConfig, RejectsNoRetransmissionForATileOfAnotherNode) {
+  EXPECT_THAT(Error(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nno_retransmission = [\"r0c1\"]")),
+              HasSubstr("no_retransmission: tile r0c1 is not one of this node's tiles"));
+}
+
+TEST(WallConfig, RejectsAnRtxPayloadTypeThatIsTheStreamsOwn) {
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "\n[stream]\nrtx_payload_type = 96\n"),
+              HasSubstr("stream.rtx_payload_type: 96 is outside the dynamic range 96..127 or the "
+                        "stream's own payload type"));
+}
+
+TEST(WallConfig, RejectsARetransmissionShareOutsideZeroToOne) {
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "\n[stream]\nretransmission_share = 1.5\n"),
+              HasSubstr("stream.retransmission_share: 1.5 is outside 0..1"));
+}
+
 TEST(WallConfig, MessageNamesFileLineAndKey) {
   const std::string e = Error(With("tile_width = 64", "tile_width = 0"));
   EXPECT_THAT(e, HasSubstr("wall.toml:5: wall.tile_width: 0 is outside 1..32767"));

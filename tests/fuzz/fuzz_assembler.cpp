@@ -1,6 +1,7 @@
 // The frame assembler on any stream: the fuzzer's bytes edit a valid stream
 // of our streamer (drop, repeat, swap, corrupt, cut, foreign packets, GRO
-// message boundaries), which is then received two ways: plain (every packet
+// message boundaries, RFC 4588 retransmissions of packets sent earlier),
+// which is then received two ways: plain (every packet
 // copied) and by direct placement (the kernel's scatter simulated). Neither
 // may read or write outside its buffers (ASan), and both must assemble the
 // same frames with the same counters. (A changed pixel byte still makes a valid packet, so a
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "common/packetizer.h"
+#include "tests/support/packet_builder.h"
 #include "tests/support/placement_harness.h"
 
 using namespace tilestream;
@@ -58,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < size && packets.size() < 400;) {
     const uint8_t op = data[i++];
     const uint8_t arg = i < size ? data[i] : 0;
-    switch (op % 8) {
+    switch (op % 9) {
       case 0: case 1:  // the next packet
         if (next < sent.size()) packets.push_back(sent[next++]);
         break;
@@ -81,6 +83,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 6:  // cut short, or a message ends here
         if (!packets.empty() && (arg & 1)) packets.back().resize(1 + arg % packets.back().size());
         else ends.push_back(packets.size());
+        ++i;
+        break;
+      case 8:  // a retransmission of a packet sent before (lost or not)
+        if (next > 0) packets.push_back(testing::MakeRtx(sent[arg % next], testing::kHarnessRtxPt, 9, arg));
         ++i;
         break;
       case 7:  // a packet of raw bytes
@@ -111,8 +117,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     m.segment = n > 1 ? static_cast<uint16_t>(seg) : 0;
     messages.push_back(std::move(m));
   }
-  const auto plain = testing::ReceivePlain(messages, kTile, kSsrc);
-  const auto placed = testing::ReceivePlaced(messages, Plan(), kSsrc, kBatch, kMessageBytes);
+  const auto plain = testing::ReceivePlain(messages, kTile, kSsrc, /*rtx=*/true);
+  const auto placed = testing::ReceivePlaced(messages, Plan(), kSsrc, kBatch, kMessageBytes, /*rtx=*/true);
   if (placed.frames != plain.frames || !testing::SameCounts(placed.stats, plain.stats)) __builtin_trap();
   return 0;
 }

@@ -483,7 +483,8 @@ TEST_F(ReceiverTest, SpoofedPacketsOnOneTileNeitherBreakItsStreamNorTheWall) {
           p.sequence = 4242;
           break;
         case 2:
-          p.payload_type = 97;
+          p.payload_type = 98;  // 97 is the retransmissions'
+
           break;
         default:
           break;

@@ -73,6 +73,22 @@ inline std::vector<std::byte> Craft(const CraftedPacket& p, const TileGeometry& 
   return out;
 }
 
+// The RFC 4588 retransmission of `original` (an RTP packet), built from its
+// bytes as any RTX sender would: its own payload type, SSRC and sequence,
+// the original's timestamp, marker and padding bit, the original sequence
+// number, then the original payload.
+inline std::vector<std::byte> MakeRtx(const std::vector<std::byte>& original, uint8_t rtx_pt,
+                                      uint32_t rtx_ssrc, uint16_t rtx_sequence) {
+  std::vector<std::byte> out(original.begin(), original.begin() + kRtpHeaderSize);
+  out[1] = std::byte((static_cast<uint8_t>(original[1]) & 0x80) | (rtx_pt & 0x7f));
+  StoreBE16(&out[2], rtx_sequence);
+  StoreBE32(&out[8], rtx_ssrc);
+  out.push_back(original[2]);  // the original sequence number
+  out.push_back(original[3]);
+  out.insert(out.end(), original.begin() + kRtpHeaderSize, original.end());
+  return out;
+}
+
 // A deterministic test frame: every byte depends on its position and `seed`.
 inline std::vector<std::byte> PatternFrame(const TileGeometry& tile, uint32_t seed) {
   std::vector<std::byte> f(tile.frame_bytes());

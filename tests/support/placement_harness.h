@@ -42,16 +42,20 @@ inline void RecordFrame(const FrameAssembler& a, const TileGeometry& tile, Outco
     out->frames.emplace_back(f->timestamp, Fnv(f->pixels, tile.frame_bytes()));
 }
 
-inline AssemblerOptions Options(const TileGeometry& tile, uint32_t ssrc) {
+// `rtx`: retransmissions of payload type kHarnessRtxPt are taken.
+inline constexpr uint8_t kHarnessRtxPt = 97;
+inline AssemblerOptions Options(const TileGeometry& tile, uint32_t ssrc, bool rtx) {
   AssemblerOptions o;
   o.tile = tile;
   o.ssrc = ssrc;
+  if (rtx) o.rtx_payload_type = kHarnessRtxPt;
   return o;
 }
 
 // Every packet copied into the frame.
-inline Outcome ReceivePlain(const std::vector<Message>& messages, const TileGeometry& tile, uint32_t ssrc) {
-  FrameAssembler a(Options(tile, ssrc));
+inline Outcome ReceivePlain(const std::vector<Message>& messages, const TileGeometry& tile, uint32_t ssrc,
+                            bool rtx = false) {
+  FrameAssembler a(Options(tile, ssrc, rtx));
   Outcome out;
   for (const Message& m : messages) {
     const size_t seg = m.segment ? m.segment : m.bytes.size();
@@ -68,8 +72,8 @@ inline Outcome ReceivePlain(const std::vector<Message>& messages, const TileGeom
 // receive, each message at most `message_bytes` (longer ones are cut, as
 // the kernel would truncate them: callers keep them shorter).
 inline Outcome ReceivePlaced(const std::vector<Message>& messages, const PacketizerOptions& plan, uint32_t ssrc,
-                             uint32_t batch, size_t message_bytes) {
-  FrameAssembler a(Options(plan.tile, ssrc));
+                             uint32_t batch, size_t message_bytes, bool rtx = false) {
+  FrameAssembler a(Options(plan.tile, ssrc, rtx));
   PacketPlacement pp(Packetizer::Create(plan).value(), batch, message_bytes, true);
   std::vector<std::vector<std::byte>> buffers(batch, std::vector<std::byte>(message_bytes));
   std::vector<std::byte*> pointers;
@@ -106,7 +110,9 @@ inline bool SameCounts(const AssemblerStats& a, const AssemblerStats& b) {
   return a.packets == b.packets && a.bytes == b.bytes && a.lost == b.lost && a.reordered == b.reordered &&
          a.duplicate == b.duplicate && a.late == b.late && a.foreign_ssrc == b.foreign_ssrc &&
          a.foreign_source == b.foreign_source && a.malformed == b.malformed &&
-         a.frames_complete == b.frames_complete && a.frames_incomplete == b.frames_incomplete;
+         a.frames_complete == b.frames_complete && a.frames_incomplete == b.frames_incomplete &&
+         a.retransmitted == b.retransmitted && a.recovered == b.recovered &&
+         a.retransmit_late == b.retransmit_late && a.frames_repaired == b.frames_repaired;
 }
 
 }  // namespace tilestream::testing

@@ -1,0 +1,79 @@
+// The receiving side of retransmission (docs/receiver.md, "Recovering lost
+// packets"): which sequence numbers are missing, and when to ask for them
+// (again). The assembler tells it what is lost and what arrived; the tile's
+// network thread asks it what to NACK now.
+//
+// A lost packet is asked for at once, then again after 2, 4, 8 ... ms
+// (a bounded number of times), and never after `window_ns` from when it
+// was found missing: by then its frame can no longer be shown (the
+// assembler gives a frame up once the next one ends, about a frame
+// interval later), so asking would only cost the sender's bandwidth.
+//
+// Memory: a ring of `capacity` entries allocated at construction; a gap
+// larger than what is free is tracked as far as it fits and the rest is
+// unrecoverable at once. Never allocates or logs after construction. Not
+// thread-safe (the network thread's alone).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace tilestream {
+
+struct LossTrackerStats {
+  uint64_t nacks = 0;          // NACK packets sent (counted by the caller: CountNack)
+  uint64_t requested = 0;      // sequence numbers asked for, repeats included
+  uint64_t unrecoverable = 0;  // given up: not back within the window, or no room to track
+};
+
+class LossTracker {
+ public:
+  struct Options {
+    size_t capacity = 8192;          // missing packets tracked at once
+    int64_t window_ns = 40'000'000;  // from found missing to given up
+    int64_t first_retry_ns = 2'000'000;
+    uint32_t max_requests = 5;  // per packet
+  };
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+  explicit LossTracker(const Options& options);
+
+  // The time of what follows (CLOCK_MONOTONIC), set before each batch.
+  void SetNow(int64_t now_ns) { now_ns_ = now_ns; }
+  // Extended sequence numbers [first, first + count) were found missing.
+  void Lost(uint64_t first, uint64_t count);
+  // `sequence` arrived: true if it was missing (and now is not).
+  // O(log n).
+  bool Arrived(uint64_t sequence);
+  // The 16-bit sequence numbers to ask for now, ascending, up to
+  // out.size(); entries past their window are given up. Returns how many.
+  size_t TakeDue(std::span<uint16_t> out);
+  // When TakeDue next has something to do (kNever: nothing missing).
+  int64_t next_due_ns() const { return next_due_ns_; }
+  size_t missing() const { return size_; }
+  void CountNack() { ++stats_.nacks; }
+  const LossTrackerStats& stats() const { return stats_; }
+
+ private:
+  struct Entry {
+    uint64_t sequence;
+    int64_t found_ns;
+    int64_t due_ns;
+    uint32_t requests;
+    bool arrived;
+  };
+  Entry& at(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
+  void PopFront();
+
+  Options options_;
+  std::vector<Entry> ring_;  // ascending sequence from head_
+  size_t head_ = 0, size_ = 0;
+  int64_t now_ns_ = 0;
+  int64_t next_due_ns_ = kNever;
+  LossTrackerStats stats_;
+};
+
+}  // namespace tilestream
