@@ -2,7 +2,7 @@
 # Receiver and end-to-end benchmarks, each against a reference measured in
 # the same run. Loopback only; every run is bounded.
 #
-#   bench/receiver_bench.sh [receive|wall|mosaic|all] (default all)
+#   bench/receiver_bench.sh [receive|wall|loss|mosaic|all] (default all)
 #
 # receive: streamer (memory source, unpaced, MTU 9000, 2560x1600 tiles) to
 #          headless receivers, 1 and 4 streams: goodput and loss vs
@@ -20,6 +20,13 @@
 #          $WALL_SOURCE=disk: from a synthetic tile store ($WALL_MOVIE, made
 #          with wallcut if missing), with 15 concurrent `udpceil disk`
 #          readers of its files as the disk's reference in the same run.
+#          $WALL_DROP: per mille of the tile streams' packets nftables drops
+#          on the loopback interface (GSO super-packets whole, as a NIC ring
+#          or switch would lose them); retransmission recovers them.
+# loss:    the wall ($WALL_FPS, default 6: what this 2-core VM presents
+#          whole) three times in one run: loss-free, 0.1% and 1% dropped:
+#          ticks skipped (target 0), the bytes sent again, and CPU-s/GB
+#          against the loss-free run. Needs root and nft.
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -150,6 +157,10 @@ bench_wall() {
     disk_ref=$(python3 -c "print($bytes / ($t1 - $t0) / 1e9)")
     source=(--movie "$movie")
   fi
+  nft delete table netdev tsbench 2>/dev/null || true
+  if [ -n "${WALL_DROP:-}" ]; then
+    nft "add table netdev tsbench; add chain netdev tsbench loss { type filter hook ingress device \"lo\" priority 0; }; add rule netdev tsbench loss udp dport 50000-50099 numgen random mod 1000 < $WALL_DROP counter drop"
+  fi
   local pids=()
   for i in 1 2 3 4 5 6 7 8; do
     "$receiver" --config "$cfg" --node "$(printf tile%02d "$i")" --headless -q --duration $((wsecs + 90)) ${RX_FLAGS:-} \
@@ -175,11 +186,12 @@ bench_wall() {
   wait "$tx" || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
+  nft delete table netdev tsbench 2>/dev/null || true
   [ -f "$out/wall-tx.json" ] || return 1
-  python3 - "$out" "$ref_cpu" $usage "$disk_ref" <<'PY'
+  python3 - "$out" "$ref_cpu" $usage "$disk_ref" "${WALL_LABEL:-wall}" <<'PY'
 import json, os, sys, glob
 exec(os.environ["PYREC"])
-out = sys.argv[1]
+out, label = sys.argv[1], sys.argv[20]
 ref_cpu, m0, m1, t0, t1, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
@@ -221,13 +233,47 @@ print("wall: per tile frame: sender %.0f wake-ups (voluntary context switches, t
       % (sw_tx, (s1p - s0p) / frames, sum(x.get("send_syscalls", 0) for x in st) / tx_frames,
          sum(x.get("pacer_sleeps", 0) for x in st) / tx_frames, sw_rx, (r1p - r0p) / frames,
          sum(t.get("receive_syscalls", 0) for t in tiles) / rx_frames))
-f = "wall.%g." % fps
+st_bytes = max(1, sum(x["bytes"] for x in st))
+again = sum(x.get("retransmitted_bytes", 0) for x in st)
+print("wall: retransmission: %d NACKs, %.3f%% of the bytes sent again (%d packets; %d refused over the cap); receivers "
+      "recovered %d, %d unrecoverable, %d frames repaired"
+      % (sum(x.get("nacks", 0) for x in st), 100.0 * again / st_bytes, sum(x.get("retransmitted", 0) for x in st),
+         sum(x.get("refused_cap", 0) for x in st), sum(t.get("recovered", 0) for t in tiles),
+         sum(t.get("unrecoverable", 0) for t in tiles), sum(t.get("frames_repaired", 0) for t in tiles)))
+f = "%s.%g." % (label, fps)
+rec(f + "resent_share", again / st_bytes)
 for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
              ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"]), ("ticks", ticks),
              ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"]),
              ("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu),
              ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx)):
     rec(f + k, v)
+PY
+}
+
+# The wall loss-free, then with 0.1% and 1% of its packets dropped, in one
+# run: what recovery costs against the loss-free run's CPU-s/GB.
+bench_loss() {
+  if [ "$(id -u)" -ne 0 ] || ! command -v nft >/dev/null; then echo "loss: needs root and nft; skipped"; return; fi
+  export WALL_FPS=${WALL_FPS:-6} WALL_SECS=${WALL_SECS:-40}
+  local drop
+  for drop in 0 1 10; do
+    echo "== wall at $WALL_FPS fps, ${drop} per mille dropped =="
+    WALL_LABEL=loss.$drop WALL_DROP=$([ "$drop" -gt 0 ] && echo "$drop") bench_wall
+  done
+  python3 - "$RESULTS" "$WALL_FPS" <<'PY'
+import sys
+r = {}
+for line in open(sys.argv[1]):
+    k, v = line.rstrip("\n").split("\t")
+    r[k] = float(v)
+fps = float(sys.argv[2])
+base = r["loss.0.%g.cpu_s_per_gb" % fps]
+for d in ("1", "10"):
+    k = "loss.%s.%g." % (d, fps)
+    print("loss %s per mille: %d of %d ticks skipped (target 0), %.3f%% of the bytes sent again, %.3f CPU-s/GB = %.2f x the "
+          "loss-free run's %.3f" % (d, r[k + "skipped"], r[k + "ticks"], 100 * r[k + "resent_share"],
+                                     r[k + "cpu_s_per_gb"], r[k + "cpu_s_per_gb"] / base, base))
 PY
 }
 
@@ -256,7 +302,8 @@ PY
 case "$what" in
   receive) bench_receive ;;
   wall) bench_wall ;;
+  loss) bench_loss ;;
   mosaic) bench_mosaic ;;
   all) bench_receive; bench_wall; bench_mosaic ;;
-  *) echo "usage: $0 [receive|wall|mosaic|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [receive|wall|loss|mosaic|all]" >&2; exit 2 ;;
 esac

@@ -126,11 +126,11 @@ void TileReceiver::AskForLost() {
   if (accepted_from_) sender_ = *accepted_from_;
   accepted_from_ = batch_from_ = nullptr;
   LossTracker* loss = assembler_.loss();
-  if (!sender_ || !assembler_.ssrc()) return;
   loss->SetNow(NowNs());
   std::array<uint16_t, kMaxNackBatch> due;
   std::array<std::byte, kNackHeaderSize + kMaxNackBatch * kNackEntrySize> packet;
   const size_t n = loss->TakeDue(due);
+  if (!sender_ || !assembler_.ssrc()) return;  // nowhere to ask (no packet accepted yet)
   for (size_t done = 0; done < n;) {
     size_t taken = 0;
     const size_t size = WriteGenericNack(TileReceiverSsrc(options_.tile_index), *assembler_.ssrc(),

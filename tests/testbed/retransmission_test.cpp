@@ -1,0 +1,129 @@
+// Recovering lost packets on the testbed (docs/receiver.md, "Recovering
+// lost packets"): a 2x2 wall of 2560x1600 tiles (the reference tile size,
+// 1,375 packets a frame) at 10 fps, one tile per display node and per NIC,
+// swap sync at its default deadline, frames from memory. nftables drops
+// packets on the display nodes' links as they arrive; every frame must
+// still be shown, checksum-exact, with no tick skipped. Root only.
+#include "tests/testbed/testbed_fixture.h"
+
+namespace tilestream {
+namespace {
+
+using testing::Shell;
+
+constexpr uint64_t kStoreFrames = 4;  // --source memory sends the store's first 4
+constexpr uint64_t kTicks = 200;      // 20 s
+
+class RetransmissionTest : public testing::TestbedFixture {
+ protected:
+  void SetUp() override {
+    if (Shell("command -v nft", dir_).exit_code != 0) GTEST_SKIP() << "needs nftables (nft)";
+    SetUpWall("testbed-2x2.toml", "", kStoreFrames);
+  }
+
+  // Streams `ticks` ticks to the four nodes; the frames sent per tile.
+  std::map<uint32_t, uint64_t> Play(uint64_t ticks) {
+    StartReceivers();
+    const auto tx = Stream(ticks, "--source memory");
+    EXPECT_EQ(tx.exit_code, 0) << tx.output;
+    const std::map<uint32_t, uint64_t> sent = SentFrames();
+    StopReceivers(sent);
+    return sent;
+  }
+
+  // Every frame of every tile shown: complete, checksum-exact, every tick
+  // presented by the swap sync.
+  void ExpectNothingLostOnScreen(const std::map<uint32_t, uint64_t>& sent, uint64_t ticks) {
+    ExpectEveryFrameChecksumExact(sent, kStoreFrames);
+    const auto report = StreamerReport();
+    uint64_t sender_skips = 0;
+    for (const auto& s : report["streams"])
+      sender_skips = std::max(sender_skips, s["skipped_ticks"].get<uint64_t>());
+    EXPECT_EQ(report["sync"]["skipped"].get<uint64_t>(), 0u) << report["sync"].dump();
+    EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + sender_skips, ticks)
+        << report["sync"].dump();
+    for (const DisplayNode& node : config_.nodes) {
+      const nlohmann::json report = NodeReport(node.name);
+    for (const auto& t : report["tiles"]) {
+        EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
+        EXPECT_EQ(t["unrecoverable"], 0) << t.dump();
+      }
+    }
+  }
+
+  // What node's tile lost is what nft dropped on its link, and all of it
+  // came back (a frame's last datagram is shorter than 8960 bytes, so the
+  // counter's datagram estimate runs a little low).
+  void ExpectLossCountedAndRecovered(const std::string& node) {
+    const double dropped = Dropped(node);
+    const auto t = NodeReport(node)["tiles"][0];
+    const auto lost = t["lost"].get<uint64_t>();
+    EXPECT_GT(dropped, 0) << node;
+    EXPECT_NEAR(static_cast<double>(lost) / dropped, 1.0, 0.15)
+        << node << ": " << lost << " lost, nft dropped ~" << dropped;
+    EXPECT_EQ(t["recovered"].get<uint64_t>(), lost) << t.dump();
+  }
+};
+
+TEST_F(RetransmissionTest, OnePercentLostOnOneLinkNoFrameLost) {
+  DropOnNodeLink("tile01", "numgen random mod 100 < 1");
+  const auto sent = Play(kTicks);
+  ExpectNothingLostOnScreen(sent, kTicks);
+  ExpectLossCountedAndRecovered("tile01");
+  for (const char* other : {"tile02", "tile03", "tile04"})
+    EXPECT_EQ(NodeReport(other)["tiles"][0]["lost"], 0) << other << " is not on the faulty link";
+}
+
+TEST_F(RetransmissionTest, OneInAThousandLostOnEveryLinkNoFrameLost) {
+  for (const DisplayNode& node : config_.nodes)
+    DropOnNodeLink(node.name, "numgen random mod 1000 < 1");
+  const auto sent = Play(kTicks);
+  ExpectNothingLostOnScreen(sent, kTicks);
+  for (const DisplayNode& node : config_.nodes) ExpectLossCountedAndRecovered(node.name);
+}
+
+// 500 KB of tile r0c0's stream (about 50 datagrams of 8960 bytes) dropped
+// in a row once, 30 MB (2.4 frames) into the stream: mid-frame.
+TEST_F(RetransmissionTest, ABurstOfFiftyPacketsIsRecoveredInTime) {
+  DropOnNodeLink("tile01", "quota over 30 mbytes quota until 500 kbytes");
+  constexpr uint64_t kBurstTicks = 30;
+  const auto sent = Play(kBurstTicks);
+  ExpectNothingLostOnScreen(sent, kBurstTicks);
+  ExpectLossCountedAndRecovered("tile01");
+  const auto lost = NodeReport("tile01")["tiles"][0]["lost"].get<uint64_t>();
+  EXPECT_GE(lost, 40u);
+  EXPECT_LE(lost, 60u);
+}
+
+// 20% lost on tile r0c0's link: far more than the retransmission cap (5% of
+// the stream) may answer. What the sender sends again stays within the cap
+// (its bucket holds one frame's share), and the other tiles, paced by the
+// same rank, keep their pace: every frame out in time and whole.
+TEST_F(RetransmissionTest, HeavyLossStaysUnderTheCapAndLeavesOtherTilesPaced) {
+  DropOnNodeLink("tile01", "numgen random mod 100 < 20");
+  constexpr uint64_t kCapTicks = 60;
+  const auto sent = Play(kCapTicks);
+  const double share = config_.stream.retransmission_share;
+  const double frame_bytes = 1375 * 8960.0;
+  const nlohmann::json report = StreamerReport();
+  for (const auto& s : report["streams"]) {
+    const auto tile = s["tile"].get<std::string>();
+    EXPECT_EQ(s["late_frames"], 0) << tile;
+    EXPECT_EQ(s["skipped_ticks"], 0) << tile;
+    if (tile != "r0c0") continue;
+    const auto again = s["retransmitted_bytes"].get<double>();
+    EXPECT_GT(s["refused_cap"].get<uint64_t>(), 0u) << s.dump();
+    EXPECT_GT(again, 0);
+    EXPECT_LE(again, share * (s["bytes"].get<double>() - again) + share * frame_bytes)
+        << s.dump();
+  }
+  for (const char* other : {"tile02", "tile03", "tile04"}) {
+    const auto t = NodeReport(other)["tiles"][0];
+    const uint32_t tile = config_.nodes[NodeIndex(other)].tiles[0].Index(config_.wall.layout);
+    EXPECT_EQ(t["frames_complete"].get<uint64_t>(), sent.at(tile)) << t.dump();
+    EXPECT_EQ(t["lost"], 0) << t.dump();
+  }
+}
+
+}  // namespace
+}  // namespace tilestream

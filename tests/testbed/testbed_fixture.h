@@ -1,0 +1,209 @@
+// Test fixture for walls on the multi-NIC testbed (scripts/testbed.sh): the
+// streamer in its own network namespace with 4 veth NICs, display nodes in
+// theirs. Brings the testbed up with a wall config and a synthetic tile
+// store, starts receivers, streams, and reads back what arrived. Skipped
+// (with the reason) when not root or without network namespaces.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "common/tile_store.h"
+#include "common/wall_config.h"
+#include "tests/support/frame_log.h"
+#include "tests/support/shell.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
+#include "tools/frame_source.h"
+#include "tools/movie_cutter.h"
+
+namespace tilestream::testing {
+
+inline const std::string kSourceDir = TILESTREAM_SOURCE_DIR;
+
+class TestbedFixture : public ::testing::Test {
+ protected:
+  // Brings the testbed up and writes configs/`config` with `extra` TOML
+  // appended, and a synthetic store of `frames` frames for it.
+  void SetUpWall(const std::string& config, const std::string& extra, uint64_t frames) {
+    if (getuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces)";
+    const auto up = Shell(kSourceDir + "/scripts/testbed.sh up", dir_);
+    if (up.exit_code == 77) GTEST_SKIP() << up.output;
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    config_path_ = dir_ / "testbed.toml";
+    std::ofstream(config_path_) << std::ifstream(kSourceDir + "/configs/" + config).rdbuf()
+                                << "\n" << extra << "\n";
+    auto c = LoadWallConfig(config_path_);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    config_ = *c;
+    auto source = MakeSyntheticSource(config_.wall, frames, 3, true);
+    CutOptions co;
+    co.wall = config_.wall;
+    co.out_dir = dir_ / "movie";
+    co.progress = false;
+    ASSERT_TRUE(CutMovie(**source, co).ok());
+    movie_ = *OpenTileStore(dir_ / "movie");
+  }
+
+  void TearDown() override {
+    for (pid_t pid : receivers_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (!config_path_.empty()) Shell(kSourceDir + "/scripts/testbed.sh down", dir_);
+  }
+
+  pid_t StartReceiver(const std::string& node) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c",
+            ("exec ip netns exec ts-" + node + " " RECEIVER_PATH " --config " + config_path_ +
+             " --node " + node + " --headless -q --frame-log " + (dir_ / (node + ".txt")) +
+             " --json " + (dir_ / (node + ".json")) + " > " + (dir_ / (node + ".out")) + " 2>&1")
+                .c_str(),
+            nullptr);
+      _exit(127);
+    }
+    receivers_.push_back(pid);
+    // Ready once it lists its tiles: their sockets are open (under ASan on
+    // a loaded machine that took more than the second once waited here).
+    const std::string out = dir_ / (node + ".out");
+    const size_t tiles = config_.nodes[NodeIndex(node)].tiles.size();
+    EXPECT_TRUE(WaitFor([&] { return FileContains(out, " <- ", tiles); })) << node;
+    return pid;
+  }
+  void StartReceivers() {
+    for (const DisplayNode& n : config_.nodes) StartReceiver(n.name);
+  }
+
+  size_t NodeIndex(const std::string& node) const {
+    for (size_t n = 0; n < config_.nodes.size(); ++n)
+      if (config_.nodes[n].name == node) return n;
+    return 0;
+  }
+
+  // Streams `ticks` ticks through the testbed (`arguments` added); the
+  // job's output.
+  ProcessResult Stream(uint64_t ticks, const std::string& arguments = "") {
+    return Shell("timeout 120 ip netns exec ts-server " MPIRUN_PATH
+                 " -n 1 --oversubscribe " STREAMER_PATH " --config " +
+                     config_path_ + " --movie " + (dir_ / "movie") + " --ticks " +
+                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " +
+                     arguments,
+                 dir_);
+  }
+
+  nlohmann::json StreamerReport() {
+    return nlohmann::json::parse(std::ifstream(dir_ / "streamer.json"));
+  }
+  nlohmann::json NodeReport(const std::string& node) {
+    return nlohmann::json::parse(std::ifstream(dir_ / (node + ".json")));
+  }
+
+  // Frames the streamer sent per tile index, from its report (on a loaded
+  // machine a tile rank skips a tick it is too late for).
+  std::map<uint32_t, uint64_t> SentFrames() {
+    std::map<uint32_t, uint64_t> sent;
+    const nlohmann::json report = StreamerReport();
+    for (const auto& s : report["streams"]) {
+      auto id = ParseTileName(s["tile"].get<std::string>(), config_.wall.layout);
+      if (id.ok()) sent[id->Index(config_.wall.layout)] = s["frames"].get<uint64_t>();
+    }
+    return sent;
+  }
+
+  // With `sent`, first waits (bounded) until every tile logged the frames
+  // sent to it: under ASan on a loaded machine a receiver was still reading
+  // when the stream ended.
+  void StopReceivers(const std::map<uint32_t, uint64_t>& sent = {}) {
+    WaitFor([&] {
+      size_t tiles = 0;
+      for (const DisplayNode& node : config_.nodes) {
+        for (const auto& [tile, frames] : ReadFrameLog(dir_ / (node.name + ".txt"))) {
+          if (sent.count(tile) && frames.size() < sent.at(tile)) return false;
+          ++tiles;
+        }
+      }
+      return sent.empty() || tiles == config_.tile_count();
+    });
+    for (pid_t pid : receivers_) kill(pid, SIGTERM);
+    for (pid_t pid : receivers_) waitpid(pid, nullptr, 0);
+    receivers_.clear();
+  }
+
+  // Every tile logged `sent` frames, each the store's frame of its tick
+  // (from its timestamp; a tick a loaded sender skipped leaves a gap), the
+  // store's frame (tick % frames) of its tick.
+  void ExpectEveryFrameChecksumExact(const std::map<uint32_t, uint64_t>& sent,
+                                     uint64_t store_frames) {
+    uint32_t tiles_seen = 0;
+    for (const DisplayNode& node : config_.nodes) {
+      for (const auto& [tile, frames] : ReadFrameLog(dir_ / (node.name + ".txt"))) {
+        ++tiles_seen;
+        ASSERT_EQ(frames.size(), sent.at(tile)) << "tile " << tile << ": every frame sent";
+        const uint32_t base = frames.begin()->first;
+        const auto ts_per_tick = static_cast<uint32_t>(std::lround(90000 / config_.wall.fps));
+        for (const auto& [ts, sum] : frames) {
+          const uint64_t tick = (ts - base) / ts_per_tick;
+          EXPECT_EQ(sum, StoreFrameChecksum(movie_, tile, tick % store_frames))
+              << "tile " << tile << " tick " << tick;
+        }
+      }
+    }
+    EXPECT_EQ(tiles_seen, config_.tile_count());
+  }
+
+  uint64_t TxBytes(const std::string& nic) {
+    const auto r =
+        Shell("ip netns exec ts-server cat /sys/class/net/" + nic + "/statistics/tx_bytes", dir_);
+    return std::stoull(r.output);
+  }
+
+  // nftables on display node `node`'s link: `rule` (an nft rule body, e.g.
+  // "numgen random mod 100 < 1") drops the tile streams' packets as they
+  // arrive; Dropped() says how many datagrams it dropped.
+  void DropOnNodeLink(const std::string& node, const std::string& rule) {
+    const auto r = Shell("ip netns exec ts-" + node +
+                             " nft 'add table netdev fault; add chain netdev fault loss { type "
+                             "filter hook ingress device \"eth0\" priority 0; }; add rule netdev "
+                             "fault loss udp dport 50000-50099 " +
+                             rule + " counter drop'",
+                         dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  double Dropped(const std::string& node) {
+    return CountedDatagrams(Shell("ip netns exec ts-" + node + " nft list table netdev fault", dir_).output);
+  }
+
+  // The packets an nft counter saw, in datagrams: veth carries GSO
+  // super-packets whole, so one "packet" there is several datagrams of the
+  // tile's 8960-byte payload (plus 28 bytes of IP and UDP headers per skb).
+  static double CountedDatagrams(const std::string& ruleset) {
+    std::smatch m;
+    if (!std::regex_search(ruleset, m, std::regex("counter packets ([0-9]+) bytes ([0-9]+)")))
+      return -1;
+    const double skbs = std::stod(m[1]), bytes = std::stod(m[2]);
+    return (bytes - 28 * skbs) / 8960;
+  }
+
+  TempDir dir_;
+  std::string config_path_;
+  WallConfig config_;
+  MovieManifest movie_;
+  std::vector<pid_t> receivers_;
+};
+
+}  // namespace tilestream::testing
