@@ -19,10 +19,9 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
     : options_(options),
       coverage_(size_t{options.tile.width} * options.tile.height),
       seen_(kWindow / 64, 0),
-      repair_{.coverage = CoverageMap(
-                  options.rtx_payload_type && !options.show_partial
-                      ? size_t{options.tile.width} * options.tile.height
-                      : 0)},
+      repair_{.coverage = CoverageMap(options.rtx_payload_type && !options.show_partial
+                                          ? size_t{options.tile.width} * options.tile.height
+                                          : 0)},
       ssrc_(options.ssrc) {
   held_bytes_.resize(kHeldSlots * kMaxHeld);
   options_.queue_depth = std::clamp<size_t>(options_.queue_depth, 1, 16);

@@ -48,8 +48,8 @@
 #include <sys/socket.h>
 
 #include <array>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -94,10 +94,11 @@ struct AssemblerStats {
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;
   // Retransmission (RFC 4588, see AssemblerOptions::rtx_payload_type):
-  uint64_t retransmitted = 0;     // retransmission packets received (valid)
-  uint64_t recovered = 0;         // of them, written into a frame still being assembled or repaired
-  uint64_t retransmit_late = 0;   // of them, not wanted: its frame gone, or not missing
-  uint64_t frames_repaired = 0;   // complete thanks to retransmitted packets (also in frames_complete)
+  uint64_t retransmitted = 0;    // retransmission packets received (valid)
+  uint64_t recovered = 0;        // of them, written into a frame still being assembled or repaired
+  uint64_t retransmit_late = 0;  // of them, not wanted: its frame gone, or not missing
+  uint64_t frames_repaired =
+      0;  // complete thanks to retransmitted packets (also in frames_complete)
   // A stream of another size than the tile: frames that ended at their
   // marker short of the tile's right or bottom edge (also incomplete), and
   // how far what arrives reaches (packets beyond the tile are malformed

@@ -24,7 +24,10 @@ bool LossTracker::Arrived(uint64_t sequence) {
   size_t lo = 0, hi = size_;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (at(mid).sequence < sequence) lo = mid + 1; else hi = mid;
+    if (at(mid).sequence < sequence)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == size_ || at(lo).sequence != sequence || at(lo).arrived) return false;
   at(lo).arrived = true;  // leaves the ring when it reaches the front

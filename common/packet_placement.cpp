@@ -17,8 +17,10 @@ constexpr uint32_t kBackoffPeriod = 64;
 PacketPlacement::PacketPlacement(Packetizer plan, uint32_t batch, size_t message_bytes, bool gro)
     : plan_(std::move(plan)), message_bytes_(message_bytes) {
   packet_bytes_ = plan_.packet_size(0);
-  per_message_ = gro ? static_cast<uint32_t>(std::max<size_t>(1, message_bytes_ / packet_bytes_)) : 1;
-  for (uint32_t k = 0; k < plan_.packet_count(); ++k) header_bytes_ = std::max(header_bytes_, plan_.header_size(k));
+  per_message_ =
+      gro ? static_cast<uint32_t>(std::max<size_t>(1, message_bytes_ / packet_bytes_)) : 1;
+  for (uint32_t k = 0; k < plan_.packet_count(); ++k)
+    header_bytes_ = std::max(header_bytes_, plan_.header_size(k));
   const size_t slots = size_t{batch} * per_message_;
   headers_.resize(slots * header_bytes_);
   pads_.resize(slots * kMaxPad);
@@ -33,7 +35,8 @@ PacketPlacement::PacketPlacement(Packetizer plan, uint32_t batch, size_t message
   views_.resize(slots);
 }
 
-void PacketPlacement::Prepare(std::byte* frame, size_t high_water, std::span<std::byte* const> buffers) {
+void PacketPlacement::Prepare(std::byte* frame, size_t high_water,
+                              std::span<std::byte* const> buffers) {
   uint32_t first = kNoPacket;
   const bool backing_off = misses_ >= kMissesBeforeBackoff && ++skipped_ % kBackoffPeriod != 0;
   if (frame && !backing_off) {
@@ -41,7 +44,10 @@ void PacketPlacement::Prepare(std::byte* frame, size_t high_water, std::span<std
     uint32_t lo = 0, hi = plan_.packet_count();
     while (lo < hi) {
       const uint32_t mid = lo + (hi - lo) / 2;
-      if (plan_.pixels(mid).offset < high_water) lo = mid + 1; else hi = mid;
+      if (plan_.pixels(mid).offset < high_water)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo < plan_.packet_count() && plan_.pixels(lo).offset == high_water) first = lo;
   }
@@ -100,7 +106,8 @@ void PacketPlacement::Gather(uint32_t m, size_t from, size_t to) {
   for (const iovec& iov : message_iov(m)) {
     const size_t begin = std::max(from, pos), end = std::min(to, pos + iov.iov_len);
     if (begin < end && static_cast<std::byte*>(iov.iov_base) != buffers_[m] + pos) {
-      std::memcpy(buffers_[m] + begin, static_cast<std::byte*>(iov.iov_base) + (begin - pos), end - begin);
+      std::memcpy(buffers_[m] + begin, static_cast<std::byte*>(iov.iov_base) + (begin - pos),
+                  end - begin);
       stats_.gathered += end - begin;
     }
     pos += iov.iov_len;
@@ -136,8 +143,10 @@ void PacketPlacement::Resolve(uint32_t count, std::span<const size_t> lengths,
     }
   }
   stats_.placed += placed;
-  if (placed > 0) misses_ = 0;
-  else if (predicted) ++misses_;
+  if (placed > 0)
+    misses_ = 0;
+  else if (predicted)
+    ++misses_;
 }
 
 }  // namespace tilestream

@@ -9,19 +9,32 @@ namespace tilestream {
 
 const char* ParseErrorName(ParseError e) {
   switch (e) {
-    case ParseError::kOk: return "ok";
-    case ParseError::kTooShort: return "too_short";
-    case ParseError::kBadVersion: return "bad_version";
-    case ParseError::kBadPadding: return "bad_padding";
-    case ParseError::kBadExtension: return "bad_extension";
-    case ParseError::kTruncatedHeaders: return "truncated_headers";
-    case ParseError::kZeroLength: return "zero_length";
-    case ParseError::kLengthNotPgroup: return "length_not_pgroup";
-    case ParseError::kInterlaced: return "interlaced";
-    case ParseError::kLineBeyondHeight: return "line_beyond_height";
-    case ParseError::kSegmentBeyondWidth: return "segment_beyond_width";
-    case ParseError::kPayloadTruncated: return "payload_truncated";
-    case ParseError::kCount: break;
+    case ParseError::kOk:
+      return "ok";
+    case ParseError::kTooShort:
+      return "too_short";
+    case ParseError::kBadVersion:
+      return "bad_version";
+    case ParseError::kBadPadding:
+      return "bad_padding";
+    case ParseError::kBadExtension:
+      return "bad_extension";
+    case ParseError::kTruncatedHeaders:
+      return "truncated_headers";
+    case ParseError::kZeroLength:
+      return "zero_length";
+    case ParseError::kLengthNotPgroup:
+      return "length_not_pgroup";
+    case ParseError::kInterlaced:
+      return "interlaced";
+    case ParseError::kLineBeyondHeight:
+      return "line_beyond_height";
+    case ParseError::kSegmentBeyondWidth:
+      return "segment_beyond_width";
+    case ParseError::kPayloadTruncated:
+      return "payload_truncated";
+    case ParseError::kCount:
+      break;
   }
   return "unknown";
 }
@@ -120,8 +133,7 @@ ParseError ParsePayload(std::span<const std::byte> in, const TileGeometry& tile,
 
 }  // namespace
 
-ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
-                        Rfc4175View* out) {
+ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile, Rfc4175View* out) {
   return ParsePayload(in, tile, /*rtx=*/false, out);
 }
 
@@ -150,8 +162,7 @@ size_t CopySegmentsToFrame(const Rfc4175View& packet, const TileGeometry& tile,
   const size_t row_bytes = tile.row_bytes();
   for (uint32_t i = 0; i < packet.segment_count; ++i, header += kLineHeaderSize) {
     const LineHeader h = LoadLineHeader(header);
-    std::memcpy(frame.data() + h.line * row_bytes + size_t{h.offset} * kPgroupBytes, src,
-                h.length);
+    std::memcpy(frame.data() + h.line * row_bytes + size_t{h.offset} * kPgroupBytes, src, h.length);
     src += h.length;
   }
   return packet.pixel_bytes;

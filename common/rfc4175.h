@@ -46,10 +46,10 @@ struct RtpHeader {
 };
 
 struct LineHeader {
-  uint16_t length = 0;  // bytes of pixel data in this segment
-  uint16_t line = 0;    // 15 bits
-  uint16_t offset = 0;  // 15 bits, in pixels
-  bool field = false;   // F: second field of interlaced video
+  uint16_t length = 0;        // bytes of pixel data in this segment
+  uint16_t line = 0;          // 15 bits
+  uint16_t offset = 0;        // 15 bits, in pixels
+  bool field = false;         // F: second field of interlaced video
   bool continuation = false;  // C: another line header follows
 };
 
@@ -57,17 +57,17 @@ struct LineHeader {
 // tools print by name.
 enum class ParseError : uint8_t {
   kOk = 0,
-  kTooShort = 1,           // shorter than the RTP header + extended sequence
-  kBadVersion = 2,         // RTP version is not 2
-  kBadPadding = 3,         // P bit set with a pad count of 0 or beyond the payload
-  kBadExtension = 4,       // X bit set with an extension beyond the packet
-  kTruncatedHeaders = 5,   // the line header chain runs past the payload
-  kZeroLength = 6,         // a segment of length 0
-  kLengthNotPgroup = 7,    // a length that is not a multiple of 3 bytes
-  kInterlaced = 8,         // F bit set: only progressive video is supported
-  kLineBeyondHeight = 9,   // line number >= tile height
+  kTooShort = 1,             // shorter than the RTP header + extended sequence
+  kBadVersion = 2,           // RTP version is not 2
+  kBadPadding = 3,           // P bit set with a pad count of 0 or beyond the payload
+  kBadExtension = 4,         // X bit set with an extension beyond the packet
+  kTruncatedHeaders = 5,     // the line header chain runs past the payload
+  kZeroLength = 6,           // a segment of length 0
+  kLengthNotPgroup = 7,      // a length that is not a multiple of 3 bytes
+  kInterlaced = 8,           // F bit set: only progressive video is supported
+  kLineBeyondHeight = 9,     // line number >= tile height
   kSegmentBeyondWidth = 10,  // offset + pixels > tile width
-  kPayloadTruncated = 11,  // fewer pixel bytes than the line headers announce
+  kPayloadTruncated = 11,    // fewer pixel bytes than the line headers announce
   kCount = 12,
 };
 
@@ -76,7 +76,7 @@ const char* ParseErrorName(ParseError e);
 // A validated packet: views into the caller's buffer, valid while it is.
 struct Rfc4175View {
   RtpHeader rtp;
-  uint16_t extended_sequence = 0;          // high 16 bits of the sequence
+  uint16_t extended_sequence = 0;           // high 16 bits of the sequence
   std::span<const std::byte> line_headers;  // segment_count * 6 bytes
   std::span<const std::byte> pixels;        // pixel_bytes bytes
   uint32_t segment_count = 0;
@@ -96,8 +96,7 @@ ParseError ParseRtpHeader(std::span<const std::byte> in, RtpHeader* out);
 // and header extension skipped, padding removed, every segment checked to lie
 // inside the tile, the announced pixel bytes present (trailing bytes after
 // them are ignored). Never reads outside `in`. On error *out is unspecified.
-ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile,
-                        Rfc4175View* out);
+ParseError ParseRfc4175(std::span<const std::byte> in, const TileGeometry& tile, Rfc4175View* out);
 
 // RFC 4588 retransmission (docs/protocol.md, "Retransmission"): an RTP
 // packet of its own payload type, SSRC and sequence, with the original's

@@ -10,8 +10,8 @@ bool LooksLikeRtcp(std::span<const std::byte> datagram) {
   return type >= 192 && type <= 223;
 }
 
-size_t WriteGenericNack(uint32_t sender_ssrc, uint32_t media_ssrc,
-                        std::span<const uint16_t> lost, std::span<std::byte> out, size_t* taken) {
+size_t WriteGenericNack(uint32_t sender_ssrc, uint32_t media_ssrc, std::span<const uint16_t> lost,
+                        std::span<std::byte> out, size_t* taken) {
   *taken = 0;
   size_t size = kNackHeaderSize;
   while (*taken < lost.size() && size + kNackEntrySize <= out.size()) {
@@ -38,11 +38,16 @@ size_t WriteGenericNack(uint32_t sender_ssrc, uint32_t media_ssrc,
 
 const char* RtcpErrorName(RtcpError e) {
   switch (e) {
-    case RtcpError::kOk: return "ok";
-    case RtcpError::kTooShort: return "too_short";
-    case RtcpError::kBadVersion: return "bad_version";
-    case RtcpError::kBadLength: return "bad_length";
-    case RtcpError::kCount: break;
+    case RtcpError::kOk:
+      return "ok";
+    case RtcpError::kTooShort:
+      return "too_short";
+    case RtcpError::kBadVersion:
+      return "bad_version";
+    case RtcpError::kBadLength:
+      return "bad_length";
+    case RtcpError::kCount:
+      break;
   }
   return "unknown";
 }

@@ -38,12 +38,12 @@ struct NackEntry {
 // ascending order, modulo 2^16) as few entries as they pack into. Stops
 // before the entry that would not fit `out`; *taken says how many of `lost`
 // went in. Returns the packet's size, 0 if not even one entry fits.
-size_t WriteGenericNack(uint32_t sender_ssrc, uint32_t media_ssrc,
-                        std::span<const uint16_t> lost, std::span<std::byte> out, size_t* taken);
+size_t WriteGenericNack(uint32_t sender_ssrc, uint32_t media_ssrc, std::span<const uint16_t> lost,
+                        std::span<std::byte> out, size_t* taken);
 
 enum class RtcpError : uint8_t {
   kOk = 0,
-  kTooShort = 1,   // less than an RTCP header, or a NACK without its SSRCs
+  kTooShort = 1,  // less than an RTCP header, or a NACK without its SSRCs
   kBadVersion = 2,
   kBadLength = 3,  // a packet's length field runs past the datagram
   kCount = 4,

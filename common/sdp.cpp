@@ -1,17 +1,18 @@
 #include "common/sdp.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace tilestream {
 namespace {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 

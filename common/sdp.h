@@ -13,8 +13,8 @@
 namespace tilestream {
 
 struct TileStreamDescription {
-  std::string name;                // session name, e.g. "tilestream r0c1"
-  std::string source_address;      // origin; "0.0.0.0" when unknown
+  std::string name;            // session name, e.g. "tilestream r0c1"
+  std::string source_address;  // origin; "0.0.0.0" when unknown
   std::string destination_address;
   uint16_t port = 0;
   uint8_t payload_type = kDefaultPayloadType;

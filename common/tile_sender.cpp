@@ -6,9 +6,9 @@ namespace tilestream {
 
 namespace {
 
-constexpr size_t kMaxResends = 32;             // retransmissions per send
+constexpr size_t kMaxResends = 32;  // retransmissions per send
 constexpr size_t kRtxPrefix = kRtpHeaderSize + kRtxPrefixSize;
-constexpr int kMaxFeedbackPerAnswer = 64;      // datagrams read per AnswerFeedback
+constexpr int kMaxFeedbackPerAnswer = 64;  // datagrams read per AnswerFeedback
 constexpr size_t kMaxNacksPerDatagram = 512;
 
 Pacer::Options PacerOptions(const TileSenderOptions& o) {
@@ -116,8 +116,8 @@ int TileSender::SendBurst(bool hurry) {
   const size_t n_runs = BuildBurst(frame_, timestamp_, next_, end);
   const uint64_t before = socket_.stats().bytes;
   const int e = socket_.Send({runs_.data(), n_runs});
-  budget_ = std::min(budget_max_,
-                     budget_ + share_ * static_cast<double>(socket_.stats().bytes - before));
+  budget_ =
+      std::min(budget_max_, budget_ + share_ * static_cast<double>(socket_.stats().bytes - before));
   next_ = end;
   if (e == 0 && next_ < count) return 0;
   frame_ = nullptr;
@@ -184,9 +184,8 @@ void TileSender::FlushRetransmissions() {
     const uint32_t k = resend.packet;
     std::byte* prefix = rtx_headers_.data() + r * stride;
     std::byte* original = prefix + kRtxPrefix;
-    const size_t hn = packetizer_.WriteHeaders(k, resend.frame->timestamp,
-                                               resend.frame->first_sequence + k,
-                                               {original, header_stride_});
+    const size_t hn = packetizer_.WriteHeaders(
+        k, resend.frame->timestamp, resend.frame->first_sequence + k, {original, header_stride_});
     RtpHeader rtx;
     rtx.marker = (static_cast<uint8_t>(original[1]) & 0x80) != 0;
     rtx.payload_type = rtx_payload_type_;

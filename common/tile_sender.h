@@ -54,12 +54,12 @@ struct TileSenderStats {
   uint64_t late_frames = 0;  // the next tick came before the frame was out
   uint64_t sequence = 0;     // next RTP sequence number (32 bits used)
   // Retransmission:
-  uint64_t nacks = 0;             // feedback datagrams with a NACK for this stream
-  uint64_t requested = 0;         // sequence numbers they asked for
-  uint64_t retransmitted = 0;     // packets sent again
+  uint64_t nacks = 0;          // feedback datagrams with a NACK for this stream
+  uint64_t requested = 0;      // sequence numbers they asked for
+  uint64_t retransmitted = 0;  // packets sent again
   uint64_t retransmitted_bytes = 0;
-  uint64_t refused_old = 0;       // not a packet of the last two frames sent
-  uint64_t refused_cap = 0;       // over the cap
+  uint64_t refused_old = 0;         // not a packet of the last two frames sent
+  uint64_t refused_cap = 0;         // over the cap
   uint64_t feedback_malformed = 0;  // datagrams that were not RTCP, or broken
 };
 
@@ -145,7 +145,7 @@ class TileSender {
   std::vector<iovec> rtx_iov_;          // 4 per resend
   std::vector<DatagramRun> rtx_runs_;
   std::vector<NackRequest> nacks_;
-  std::vector<std::byte> feedback_;     // one datagram
+  std::vector<std::byte> feedback_;  // one datagram
 };
 
 }  // namespace tilestream

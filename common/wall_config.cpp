@@ -71,8 +71,9 @@ void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* 
 }
 
 void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
-  r.CheckKeys(t, path, {"name", "address", "tiles", "ports", "displays", "nic", "sdp", "any_ssrc",
-                         "no_retransmission"});
+  r.CheckKeys(t, path,
+              {"name", "address", "tiles", "ports", "displays", "nic", "sdp", "any_ssrc",
+               "no_retransmission"});
   r.String(t, path, "name", &node->name);
   r.String(t, path, "address", &node->address);
   r.String(t, path, "nic", &node->nic);
@@ -243,8 +244,7 @@ Status ValidateWallConfig(WallConfig* config) {
   if (s.payload_type < 96 || s.payload_type > 127)
     fail("stream.payload_type",
          fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
-  if (s.rtx_payload_type < 96 || s.rtx_payload_type > 127 ||
-      s.rtx_payload_type == s.payload_type)
+  if (s.rtx_payload_type < 96 || s.rtx_payload_type > 127 || s.rtx_payload_type == s.payload_type)
     fail("stream.rtx_payload_type",
          fmt::format("{} is outside the dynamic range 96..127 or the stream's own payload type",
                      s.rtx_payload_type));

@@ -16,20 +16,21 @@ namespace tilestream {
 
 struct NodeReceiverOptions {
   std::string node;
-  double duration_s = 0;      // 0: until stopped
+  double duration_s = 0;  // 0: until stopped
   std::string json_path;
-  std::string frame_log;      // "tile timestamp checksum" per complete frame
+  std::string frame_log;  // "tile timestamp checksum" per complete frame
   bool show_partial = false;
-  bool placement = true;  // receive our streamer's pixels straight into the frame
+  bool placement = true;       // receive our streamer's pixels straight into the frame
   bool retransmission = true;  // ask for lost packets again where the config has it on
-  bool sync = true;           // take part in the config's swap sync
+  bool sync = true;            // take part in the config's swap sync
   bool quiet = false;
   NodeDisplayOptions display{DisplayMode::kHeadless};
-  bool overlay = false;       // start with the overlay shown
-  std::string screenshot;     // save the last picture here (PPM; one file per window)
+  bool overlay = false;    // start with the overlay shown
+  std::string screenshot;  // save the last picture here (PPM; one file per window)
 };
 
 // Returns the process exit code.
-int RunNodeReceiver(const WallConfig& config, const NodeReceiverOptions& options, const std::atomic<bool>* stop);
+int RunNodeReceiver(const WallConfig& config, const NodeReceiverOptions& options,
+                    const std::atomic<bool>* stop);
 
 }  // namespace tilestream

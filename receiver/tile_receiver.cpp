@@ -12,7 +12,7 @@ namespace tilestream {
 namespace {
 
 constexpr int64_t kIdleTimeoutUs = 100'000;  // with nothing to ask for
-constexpr size_t kMaxNackBatch = 256;       // sequence numbers per NACK
+constexpr size_t kMaxNackBatch = 256;        // sequence numbers per NACK
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -44,7 +44,8 @@ Result<std::unique_ptr<TileReceiver>> TileReceiver::Open(TileReceiverOptions o) 
     if (!plan.ok()) return plan.status();
     r->placement_ = std::make_unique<PacketPlacement>(std::move(plan).value(), r->socket_.batch(),
                                                       UdpReceiver::kBufferSize, r->socket_.gro());
-    for (uint32_t m = 0; m < r->socket_.batch(); ++m) r->buffers_.push_back(r->socket_.message_buffer(m));
+    for (uint32_t m = 0; m < r->socket_.batch(); ++m)
+      r->buffers_.push_back(r->socket_.message_buffer(m));
     r->lengths_.resize(r->socket_.batch());
     r->segments_.resize(r->socket_.batch());
   }
@@ -58,7 +59,9 @@ TileReceiver::TileReceiver(TileReceiverOptions o, UdpReceiver s)
 
 TileReceiver::~TileReceiver() { Stop(); }
 
-void TileReceiver::Start() { thread_ = std::thread([this] { Loop(); }); }
+void TileReceiver::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void TileReceiver::Stop() {
   stop_ = true;
@@ -94,7 +97,8 @@ void TileReceiver::Receive() {
 void TileReceiver::ReceivePlaced() {
   const FrameAssembler::Placement target = assembler_.PlacementTarget();
   placement_->Prepare(target.frame, target.high_water, buffers_);
-  for (uint32_t m = 0; m < socket_.batch(); ++m) socket_.SetMessageIov(m, placement_->message_iov(m));
+  for (uint32_t m = 0; m < socket_.batch(); ++m)
+    socket_.SetMessageIov(m, placement_->message_iov(m));
   const int n = socket_.ReceiveBatch();
   if (n <= 0) return;
   StampBatch();
@@ -104,8 +108,7 @@ void TileReceiver::ReceivePlaced() {
   }
   placement_->Resolve(n, lengths_, segments_);
   placement_->Admit(
-      assembler_,
-      [this](uint32_t m) { return batch_from_ = &socket_.message_source(m); },
+      assembler_, [this](uint32_t m) { return batch_from_ = &socket_.message_source(m); },
       [this](AddResult r) { OnAdded(r); });
 }
 
@@ -167,7 +170,8 @@ void TileReceiver::Publish() {
                 placement_ ? placement_->stats() : PlacementStats{},
                 assembler_.loss() ? assembler_.loss()->stats() : LossTrackerStats{}};
   // An empty datagram never reaches the assembler: it is a packet too short.
-  published_.assembler.malformed[static_cast<size_t>(ParseError::kTooShort)] += socket_.stats().empty;
+  published_.assembler.malformed[static_cast<size_t>(ParseError::kTooShort)] +=
+      socket_.stats().empty;
 }
 
 }  // namespace tilestream

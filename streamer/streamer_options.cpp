@@ -1,47 +1,70 @@
 #include "streamer/streamer_options.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 namespace tilestream {
 
 std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, StreamerOptions* o) {
   CLI::App app{
-      "tilestream streamer: one MPI rank per display tile streams the tile's frames as paced RTP/RFC 4175\n"
-      "over UDP to the tile's display node; rank 0 is the coordinator (frame clock, statistics).\n\n"
-      "  mpirun -n 1 --oversubscribe streamer --layout 5x3 --movie DIR   # rank 0 spawns 15 tile ranks\n"
-      "  mpirun -n 16 streamer --config configs/sara-5x3.toml --movie DIR  # tiles + 1 ranks, static\n"
-      "  mpirun -n 1 --oversubscribe streamer --layout 5x3 --bench --source memory --pacing off --duration 10\n\n"
-      "Stop with SIGTERM to mpirun (kill PID): every rank stops and rank 0 prints the final report.\n"
-      "Ctrl-C makes mpirun kill the ranks at once (Open MPI cannot forward SIGINT); scripts/streamer.sh\n"
+      "tilestream streamer: one MPI rank per display tile streams the tile's frames as paced "
+      "RTP/RFC 4175\n"
+      "over UDP to the tile's display node; rank 0 is the coordinator (frame clock, "
+      "statistics).\n\n"
+      "  mpirun -n 1 --oversubscribe streamer --layout 5x3 --movie DIR   # rank 0 spawns 15 tile "
+      "ranks\n"
+      "  mpirun -n 16 streamer --config configs/sara-5x3.toml --movie DIR  # tiles + 1 ranks, "
+      "static\n"
+      "  mpirun -n 1 --oversubscribe streamer --layout 5x3 --bench --source memory --pacing off "
+      "--duration 10\n\n"
+      "Stop with SIGTERM to mpirun (kill PID): every rank stops and rank 0 prints the final "
+      "report.\n"
+      "Ctrl-C makes mpirun kill the ranks at once (Open MPI cannot forward SIGINT); "
+      "scripts/streamer.sh\n"
       "turns Ctrl-C into SIGTERM.",
       "streamer"};
-  app.add_option("--config", o->config_path, "Wall config (TOML), see docs/config.md")->check(CLI::ExistingFile);
-  app.add_option("--layout", o->layout, "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
+  app.add_option("--config", o->config_path, "Wall config (TOML), see docs/config.md")
+      ->check(CLI::ExistingFile);
+  app.add_option("--layout", o->layout,
+                 "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
   app.add_option("--movie", o->movie_dir, "Tile store directory (make one with wallcut)");
   app.add_option("--fps", o->fps, "Frame rate of the wall clock; overrides the config");
   app.add_option("--mtu", o->mtu, "Link MTU; UDP payload is MTU - 40; overrides the config");
-  app.add_option("--pacing", o->pacing, "on: spread each frame over the frame interval; off: as fast as possible")
+  app.add_option("--pacing", o->pacing,
+                 "on: spread each frame over the frame interval; off: as fast as possible")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--retransmission", o->retransmission,
-                 "on: answer the receivers' NACKs with retransmissions (RFC 4588); overrides the config")
+  app.add_option(
+         "--retransmission", o->retransmission,
+         "on: answer the receivers' NACKs with retransmissions (RFC 4588); overrides the config")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--port-base", o->port_base, "UDP port of tile 0; tile i uses base + i; overrides the config");
+  app.add_option("--port-base", o->port_base,
+                 "UDP port of tile 0; tile i uses base + i; overrides the config");
   app.add_option("--sdp-dir", o->sdp_dir, "Write one SDP file per tile stream into this directory");
-  app.add_option("--ticks", o->ticks, "Stop after this many frame ticks (default: run until stopped)");
-  app.add_option("--duration", o->duration_s, "Stop after this many seconds (default: run until stopped)");
-  app.add_option("--ring-frames", o->ring_frames, "Read-ahead buffers per tile (>= 3)")->check(CLI::Range(3, 64));
-  app.add_flag("--bench", o->bench, "Benchmark mode: tiles send as fast as allowed, throughput only");
-  app.add_flag("--check", o->check,
-               "Check this host against the config (socket buffers, NIC MTU and NUMA node, control port, "
-               "O_DIRECT and read rate of --movie), print each finding with its fix, and exit; no mpirun needed");
+  app.add_option("--ticks", o->ticks,
+                 "Stop after this many frame ticks (default: run until stopped)");
+  app.add_option("--duration", o->duration_s,
+                 "Stop after this many seconds (default: run until stopped)");
+  app.add_option("--ring-frames", o->ring_frames, "Read-ahead buffers per tile (>= 3)")
+      ->check(CLI::Range(3, 64));
+  app.add_flag("--bench", o->bench,
+               "Benchmark mode: tiles send as fast as allowed, throughput only");
+  app.add_flag(
+      "--check", o->check,
+      "Check this host against the config (socket buffers, NIC MTU and NUMA node, control port, "
+      "O_DIRECT and read rate of --movie), print each finding with its fix, and exit; no mpirun "
+      "needed");
   app.add_option("--source", o->source,
-                 "Frames from the tile store (disk, default) or memory: the first 4 frames of the movie, or a "
+                 "Frames from the tile store (disk, default) or memory: the first 4 frames of the "
+                 "movie, or a "
                  "synthetic pattern without --movie (benchmarks, and playing without disks)")
       ->check(CLI::IsMember({"disk", "memory"}));
-  app.add_option("--rate", o->rate_gbps, "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
+  app.add_option(
+      "--rate", o->rate_gbps,
+      "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
   app.add_option("--json", o->json_path, "Write the final report as JSON to this file");
-  app.add_flag("-q,--quiet", o->quiet, "No line per second (the plan and the final report are still printed)");
+  app.add_flag("-q,--quiet", o->quiet,
+               "No line per second (the plan and the final report are still printed)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -65,8 +88,9 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     if (!m.ok()) return m.status();
     w.movie = std::move(m).value();
   } else if (o.source != "memory") {
-    return Status::InvalidArgument("--movie DIR is required (make one with wallcut), except for "
-                                   "--source memory");
+    return Status::InvalidArgument(
+        "--movie DIR is required (make one with wallcut), except for "
+        "--source memory");
   }
   if (!o.config_path.empty()) {
     auto c = LoadWallConfig(o.config_path);
@@ -85,7 +109,8 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
   if (o.mtu > 0) c.stream.mtu = o.mtu;
   if (!o.pacing.empty()) c.stream.pacing = o.pacing == "on";
   if (!o.retransmission.empty()) c.stream.retransmission = o.retransmission == "on";
-  if (o.port_base > 0) c.stream.port_base = static_cast<uint16_t>(std::min<uint32_t>(o.port_base, 65535));
+  if (o.port_base > 0)
+    c.stream.port_base = static_cast<uint16_t>(std::min<uint32_t>(o.port_base, 65535));
   if (!o.config_path.empty() || o.fps > 0 || o.mtu > 0 || o.port_base > 0 || layout ||
       !o.retransmission.empty())
     TS_RETURN_IF_ERROR(ValidateWallConfig(&c));

@@ -16,14 +16,14 @@ struct StreamerOptions {
   std::string config_path;
   std::string layout;
   std::string movie_dir;
-  double fps = 0;        // 0: config's (or the movie's without a config)
-  uint32_t mtu = 0;      // 0: config's
-  std::string pacing;    // "", "on", "off"
+  double fps = 0;              // 0: config's (or the movie's without a config)
+  uint32_t mtu = 0;            // 0: config's
+  std::string pacing;          // "", "on", "off"
   std::string retransmission;  // "", "on", "off"
   uint32_t port_base = 0;
   std::string sdp_dir;
   bool bench = false;
-  bool check = false;  // pre-flight checks of this host, then exit (no MPI)
+  bool check = false;           // pre-flight checks of this host, then exit (no MPI)
   std::string source = "disk";  // bench: disk or memory
   double duration_s = 0;        // 0: until stopped
   uint64_t ticks = 0;           // play: stop after this many ticks (0: never)

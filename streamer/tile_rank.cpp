@@ -318,7 +318,7 @@ class TileRank {
   std::vector<std::unique_ptr<TileStream>> streams_;
   std::vector<Outbox> outbox_;
   std::vector<BenchSchedule> bench_;
-  std::vector<pollfd> feedback_;              // the sockets of tiles that answer NACKs
+  std::vector<pollfd> feedback_;               // the sockets of tiles that answer NACKs
   std::vector<TileStream*> feedback_streams_;  // their streams
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;

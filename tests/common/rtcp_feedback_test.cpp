@@ -12,7 +12,8 @@ namespace {
 
 std::vector<uint16_t> Expand(std::span<const NackRequest> requests) {
   std::vector<uint16_t> out;
-  for (const NackRequest& r : requests) ForEachNacked(r.entry, [&](uint16_t s) { out.push_back(s); });
+  for (const NackRequest& r : requests)
+    ForEachNacked(r.entry, [&](uint16_t s) { out.push_back(s); });
   return out;
 }
 

@@ -83,11 +83,13 @@ TEST(Sdp, ParsesAHandWrittenFfmpegStyleFile) {
 
 TEST(Sdp, RejectsOtherSamplingsAndMissingParts) {
   EXPECT_FALSE(ParseSdp("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
-                        "a=fmtp:96 sampling=YCbCr-4:2:2; width=64; height=64; depth=10\n").ok());
+                        "a=fmtp:96 sampling=YCbCr-4:2:2; width=64; height=64; depth=10\n")
+                   .ok());
   EXPECT_FALSE(ParseSdp("v=0\n").ok());
   EXPECT_FALSE(ParseSdp("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n").ok());
   EXPECT_FALSE(ParseSdp("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
-                        "a=fmtp:96 sampling=RGB; width=x; height=64; depth=8\n").ok());
+                        "a=fmtp:96 sampling=RGB; width=x; height=64; depth=8\n")
+                   .ok());
 }
 
 }  // namespace

@@ -235,7 +235,8 @@ TEST_F(Retransmitting, AnswersANackWithTheAskedPacketsOfTheLastTwoFrames) {
   ASSERT_EQ(sender->SendFrame(f1.data(), 4600, clock_.NowNs(), 1'000'000, nullptr), 0);
   Collect(2 * n);
   ASSERT_EQ(original_.size(), 2 * n);
-  const auto packet_of_f1 = static_cast<uint16_t>(n + 2), never_sent = static_cast<uint16_t>(2 * n + 5);
+  const auto packet_of_f1 = static_cast<uint16_t>(n + 2),
+             never_sent = static_cast<uint16_t>(2 * n + 5);
   Nack(*sender, {1, packet_of_f1, never_sent});
   Collect(2);
   ASSERT_EQ(rtx_.size(), 2u);

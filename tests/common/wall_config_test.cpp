@@ -140,16 +140,17 @@ TEST(WallConfig, RetransmissionGoesOffPerTileOrForTheWall) {
   ASSERT_TRUE(tile.ok()) << tile.status().message();
   EXPECT_TRUE(tile->routes[0].retransmission);
   EXPECT_FALSE(tile->routes[1].retransmission);
-  auto wall = ParseWallConfig(std::string(kTwoTiles) + "\n[stream]\nretransmission = false\n",
-                              "wall.toml");
+  auto wall =
+      ParseWallConfig(std::string(kTwoTiles) + "\n[stream]\nretransmission = false\n", "wall.toml");
   ASSERT_TRUE(wall.ok()) << wall.status().message();
   EXPECT_FALSE(wall->routes[0].retransmission);
   EXPECT_FALSE(wall->routes[1].retransmission);
 }
 
 TEST(WallConfig, RejectsNoRetransmissionForATileOfAnotherNode) {
-  EXPECT_THAT(Error(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nno_retransmission = [\"r0c1\"]")),
-              HasSubstr("no_retransmission: tile r0c1 is not one of this node's tiles"));
+  EXPECT_THAT(
+      Error(With("tiles = [\"r0c0\"]", "tiles = [\"r0c0\"]\nno_retransmission = [\"r0c1\"]")),
+      HasSubstr("no_retransmission: tile r0c1 is not one of this node's tiles"));
 }
 
 TEST(WallConfig, RejectsAnRtxPayloadTypeThatIsTheStreamsOwn) {

@@ -61,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t op = data[i++];
     const uint8_t arg = i < size ? data[i] : 0;
     switch (op % 9) {
-      case 0: case 1:  // the next packet
+      case 0:
+      case 1:  // the next packet
         if (next < sent.size()) packets.push_back(sent[next++]);
         break;
       case 2:  // lost
@@ -71,7 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!packets.empty()) packets.push_back(packets.back());
         break;
       case 4:  // swapped
-        if (packets.size() >= 2) std::swap(packets[packets.size() - 1], packets[packets.size() - 2]);
+        if (packets.size() >= 2)
+          std::swap(packets[packets.size() - 1], packets[packets.size() - 2]);
         break;
       case 5:  // a byte changed
         if (!packets.empty() && i + 1 < size) {
@@ -81,12 +83,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       case 6:  // cut short, or a message ends here
-        if (!packets.empty() && (arg & 1)) packets.back().resize(1 + arg % packets.back().size());
-        else ends.push_back(packets.size());
+        if (!packets.empty() && (arg & 1))
+          packets.back().resize(1 + arg % packets.back().size());
+        else
+          ends.push_back(packets.size());
         ++i;
         break;
       case 8:  // a retransmission of a packet sent before (lost or not)
-        if (next > 0) packets.push_back(testing::MakeRtx(sent[arg % next], testing::kHarnessRtxPt, 9, arg));
+        if (next > 0)
+          packets.push_back(testing::MakeRtx(sent[arg % next], testing::kHarnessRtxPt, 9, arg));
         ++i;
         break;
       case 7:  // a packet of raw bytes
@@ -118,7 +123,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     messages.push_back(std::move(m));
   }
   const auto plain = testing::ReceivePlain(messages, kTile, kSsrc, /*rtx=*/true);
-  const auto placed = testing::ReceivePlaced(messages, Plan(), kSsrc, kBatch, kMessageBytes, /*rtx=*/true);
-  if (placed.frames != plain.frames || !testing::SameCounts(placed.stats, plain.stats)) __builtin_trap();
+  const auto placed =
+      testing::ReceivePlaced(messages, Plan(), kSsrc, kBatch, kMessageBytes, /*rtx=*/true);
+  if (placed.frames != plain.frames || !testing::SameCounts(placed.stats, plain.stats))
+    __builtin_trap();
   return 0;
 }

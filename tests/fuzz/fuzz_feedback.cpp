@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Rfc4175View v;
     uint16_t rtx_sequence = 0;
     if (ParseRtx(in, tile, &v, &rtx_sequence) != ParseError::kOk) continue;
-    if (CopySegmentsToFrame(v, tile, {frame.data(), tile.frame_bytes()}) != v.pixel_bytes) __builtin_trap();
+    if (CopySegmentsToFrame(v, tile, {frame.data(), tile.frame_bytes()}) != v.pixel_bytes)
+      __builtin_trap();
   }
   std::array<NackRequest, 64> nacks;
   size_t count = 0;
@@ -35,10 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t n = WriteGenericNack(1, nacks[i].media_ssrc, asked, again, &taken);
     std::array<NackRequest, 17> back;
     size_t back_count = 0;
-    if (taken != asked.size() || ParseGenericNacks({again.data(), n}, back, &back_count) != RtcpError::kOk)
+    if (taken != asked.size() ||
+        ParseGenericNacks({again.data(), n}, back, &back_count) != RtcpError::kOk)
       __builtin_trap();
     std::vector<uint16_t> round;
-    for (size_t b = 0; b < back_count; ++b) ForEachNacked(back[b].entry, [&](uint16_t s) { round.push_back(s); });
+    for (size_t b = 0; b < back_count; ++b)
+      ForEachNacked(back[b].entry, [&](uint16_t s) { round.push_back(s); });
     if (round != asked || back[0].media_ssrc != nacks[i].media_ssrc) __builtin_trap();
   }
   return 0;

@@ -382,8 +382,9 @@ TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer
   const std::string table = "tsinterop" + std::to_string(port_);
   const auto drop = Shell("nft 'add table netdev " + table + "; add chain netdev " + table +
                               " loss { type filter hook ingress device \"lo\" priority 0; }; "
-                              "add rule netdev " + table + " loss udp dport " +
-                              std::to_string(port_) + " numgen random mod 100 < 5 counter drop'",
+                              "add rule netdev " +
+                              table + " loss udp dport " + std::to_string(port_) +
+                              " numgen random mod 100 < 5 counter drop'",
                           dir_);
   ASSERT_EQ(drop.exit_code, 0) << drop.output;
   StartListener(std::string(GST_RTX_RECEIVER_PATH) + " " + std::to_string(port_) + " 160 100 30 " +
@@ -393,7 +394,8 @@ TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer
   Shell("nft delete table netdev " + table, dir_);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopListener(dir_ / "got.rgb", 30, SIGTERM);  // it ends by itself after 30 frames
-  EXPECT_EQ(counted.find("counter packets 0 "), std::string::npos) << "nft dropped nothing: " << counted;
+  EXPECT_EQ(counted.find("counter packets 0 "), std::string::npos)
+      << "nft dropped nothing: " << counted;
   const auto stream = TxReport()["streams"][0];
   EXPECT_GT(stream["nacks"].get<uint64_t>(), 0u) << stream.dump() << Output("listener.out");
   EXPECT_GT(stream["retransmitted"].get<uint64_t>(), 0u) << stream.dump();

@@ -48,8 +48,8 @@ GstCaps* RequestPtMap(GstElement*, guint, guint pt, App* app) {
 GstElement* RequestAuxReceiver(GstElement*, guint session, App*) {
   GstElement* bin = gst_bin_new(nullptr);
   GstElement* rtx = gst_element_factory_make("rtprtxreceive", nullptr);
-  GstStructure* map = gst_structure_new("application/x-rtp-pt-map", "96", G_TYPE_UINT,
-                                        kRtxPayloadType, nullptr);
+  GstStructure* map =
+      gst_structure_new("application/x-rtp-pt-map", "96", G_TYPE_UINT, kRtxPayloadType, nullptr);
   g_object_set(rtx, "payload-type-map", map, nullptr);
   gst_structure_free(map);
   gst_bin_add(GST_BIN(bin), rtx);
@@ -136,8 +136,9 @@ int main(int argc, char** argv) {
   }
   App app;
   app.frames_left = std::atoi(argv[4]);
-  app.video_caps = std::string("application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,"
-                               "sampling=RGB,depth=(string)8,payload=96,width=(string)") +
+  app.video_caps = std::string(
+                       "application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,"
+                       "sampling=RGB,depth=(string)8,payload=96,width=(string)") +
                    argv[2] + ",height=(string)" + argv[3];
   app.pipeline = gst_pipeline_new(nullptr);
   GstElement* source = gst_element_factory_make("udpsrc", nullptr);

@@ -26,7 +26,8 @@ struct Message {
 };
 
 struct Outcome {
-  std::vector<std::pair<uint32_t, uint64_t>> frames;  // complete frames in order: timestamp, checksum
+  std::vector<std::pair<uint32_t, uint64_t>>
+      frames;  // complete frames in order: timestamp, checksum
   AssemblerStats stats;
   PlacementStats placement;
 };
@@ -53,8 +54,8 @@ inline AssemblerOptions Options(const TileGeometry& tile, uint32_t ssrc, bool rt
 }
 
 // Every packet copied into the frame.
-inline Outcome ReceivePlain(const std::vector<Message>& messages, const TileGeometry& tile, uint32_t ssrc,
-                            bool rtx = false) {
+inline Outcome ReceivePlain(const std::vector<Message>& messages, const TileGeometry& tile,
+                            uint32_t ssrc, bool rtx = false) {
   FrameAssembler a(Options(tile, ssrc, rtx));
   Outcome out;
   for (const Message& m : messages) {
@@ -71,8 +72,9 @@ inline Outcome ReceivePlain(const std::vector<Message>& messages, const TileGeom
 // The same messages received into PacketPlacement's iovecs, `batch` per
 // receive, each message at most `message_bytes` (longer ones are cut, as
 // the kernel would truncate them: callers keep them shorter).
-inline Outcome ReceivePlaced(const std::vector<Message>& messages, const PacketizerOptions& plan, uint32_t ssrc,
-                             uint32_t batch, size_t message_bytes, bool rtx = false) {
+inline Outcome ReceivePlaced(const std::vector<Message>& messages, const PacketizerOptions& plan,
+                             uint32_t ssrc, uint32_t batch, size_t message_bytes,
+                             bool rtx = false) {
   FrameAssembler a(Options(plan.tile, ssrc, rtx));
   PacketPlacement pp(Packetizer::Create(plan).value(), batch, message_bytes, true);
   std::vector<std::vector<std::byte>> buffers(batch, std::vector<std::byte>(message_bytes));
@@ -90,16 +92,19 @@ inline Outcome ReceivePlaced(const std::vector<Message>& messages, const Packeti
       size_t at = 0;
       for (const iovec& v : pp.message_iov(m)) {
         const size_t k = std::min(v.iov_len, msg.bytes.size() - at);
-        if (k > 0) std::memcpy(v.iov_base, msg.bytes.data() + at, k);  // an empty message has no data()
+        if (k > 0)
+          std::memcpy(v.iov_base, msg.bytes.data() + at, k);  // an empty message has no data()
         at += k;
       }
       lengths[m] = at;
       segments[m] = msg.segment;
     }
     pp.Resolve(n, lengths, segments);
-    pp.Admit(a, [](uint32_t) { return nullptr; }, [&](AddResult r) {
-      if (r == AddResult::kOk) RecordFrame(a, plan.tile, &out);
-    });
+    pp.Admit(
+        a, [](uint32_t) { return nullptr; },
+        [&](AddResult r) {
+          if (r == AddResult::kOk) RecordFrame(a, plan.tile, &out);
+        });
   }
   out.stats = a.stats();
   out.placement = pp.stats();
@@ -107,12 +112,13 @@ inline Outcome ReceivePlaced(const std::vector<Message>& messages, const Packeti
 }
 
 inline bool SameCounts(const AssemblerStats& a, const AssemblerStats& b) {
-  return a.packets == b.packets && a.bytes == b.bytes && a.lost == b.lost && a.reordered == b.reordered &&
-         a.duplicate == b.duplicate && a.late == b.late && a.foreign_ssrc == b.foreign_ssrc &&
-         a.foreign_source == b.foreign_source && a.malformed == b.malformed &&
-         a.frames_complete == b.frames_complete && a.frames_incomplete == b.frames_incomplete &&
-         a.retransmitted == b.retransmitted && a.recovered == b.recovered &&
-         a.retransmit_late == b.retransmit_late && a.frames_repaired == b.frames_repaired;
+  return a.packets == b.packets && a.bytes == b.bytes && a.lost == b.lost &&
+         a.reordered == b.reordered && a.duplicate == b.duplicate && a.late == b.late &&
+         a.foreign_ssrc == b.foreign_ssrc && a.foreign_source == b.foreign_source &&
+         a.malformed == b.malformed && a.frames_complete == b.frames_complete &&
+         a.frames_incomplete == b.frames_incomplete && a.retransmitted == b.retransmitted &&
+         a.recovered == b.recovered && a.retransmit_late == b.retransmit_late &&
+         a.frames_repaired == b.frames_repaired;
 }
 
 }  // namespace tilestream::testing

@@ -47,7 +47,7 @@ class RetransmissionTest : public testing::TestbedFixture {
         << report["sync"].dump();
     for (const DisplayNode& node : config_.nodes) {
       const nlohmann::json report = NodeReport(node.name);
-    for (const auto& t : report["tiles"]) {
+      for (const auto& t : report["tiles"]) {
         EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
         EXPECT_EQ(t["unrecoverable"], 0) << t.dump();
       }
@@ -118,8 +118,7 @@ TEST_F(RetransmissionTest, HeavyLossStaysUnderTheCapAndLeavesOtherTilesPaced) {
     const auto again = s["retransmitted_bytes"].get<double>();
     EXPECT_GT(s["refused_cap"].get<uint64_t>(), 0u) << s.dump();
     EXPECT_GT(again, 0);
-    EXPECT_LE(again, share * (s["bytes"].get<double>() - again) + share * frame_bytes)
-        << s.dump();
+    EXPECT_LE(again, share * (s["bytes"].get<double>() - again) + share * frame_bytes) << s.dump();
   }
   for (const char* other : {"tile02", "tile03", "tile04"}) {
     const auto t = NodeReport(other)["tiles"][0];

@@ -44,8 +44,8 @@ class TestbedFixture : public ::testing::Test {
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
     config_path_ = dir_ / "testbed.toml";
-    std::ofstream(config_path_) << std::ifstream(kSourceDir + "/configs/" + config).rdbuf()
-                                << "\n" << extra << "\n";
+    std::ofstream(config_path_) << std::ifstream(kSourceDir + "/configs/" + config).rdbuf() << "\n"
+                                << extra << "\n";
     auto c = LoadWallConfig(config_path_);
     ASSERT_TRUE(c.ok()) << c.status().message();
     config_ = *c;
@@ -184,7 +184,8 @@ class TestbedFixture : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   double Dropped(const std::string& node) {
-    return CountedDatagrams(Shell("ip netns exec ts-" + node + " nft list table netdev fault", dir_).output);
+    return CountedDatagrams(
+        Shell("ip netns exec ts-" + node + " nft list table netdev fault", dir_).output);
   }
 
   // The packets an nft counter saw, in datagrams: veth carries GSO
