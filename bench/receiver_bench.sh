@@ -26,7 +26,8 @@
 # loss:    the wall ($WALL_FPS, default 6: what this 2-core VM presents
 #          whole) three times in one run: loss-free, 0.1% and 1% dropped:
 #          ticks skipped (target 0), the bytes sent again, and CPU-s/GB
-#          against the loss-free run. Needs root and nft.
+#          against the loss-free run. $LOSS_RATES: the per-mille rates
+#          after the loss-free run (default "1 10"). Needs root and nft.
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -256,12 +257,12 @@ PY
 bench_loss() {
   if [ "$(id -u)" -ne 0 ] || ! command -v nft >/dev/null; then echo "loss: needs root and nft; skipped"; return; fi
   export WALL_FPS=${WALL_FPS:-6} WALL_SECS=${WALL_SECS:-40}
-  local drop
-  for drop in 0 1 10; do
+  local drop rates=${LOSS_RATES:-1 10}
+  for drop in 0 $rates; do
     echo "== wall at $WALL_FPS fps, ${drop} per mille dropped =="
     WALL_LABEL=loss.$drop WALL_DROP=$([ "$drop" -gt 0 ] && echo "$drop") bench_wall
   done
-  python3 - "$RESULTS" "$WALL_FPS" <<'PY'
+  python3 - "$RESULTS" "$WALL_FPS" $rates <<'PY'
 import sys
 r = {}
 for line in open(sys.argv[1]):
@@ -269,7 +270,7 @@ for line in open(sys.argv[1]):
     r[k] = float(v)
 fps = float(sys.argv[2])
 base = r["loss.0.%g.cpu_s_per_gb" % fps]
-for d in ("1", "10"):
+for d in sys.argv[3:]:
     k = "loss.%s.%g." % (d, fps)
     print("loss %s per mille: %d of %d ticks skipped (target 0), %.3f%% of the bytes sent again, %.3f CPU-s/GB = %.2f x the "
           "loss-free run's %.3f" % (d, r[k + "skipped"], r[k + "ticks"], 100 * r[k + "resent_share"],

@@ -157,6 +157,7 @@ AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v,
   have_sequence_ = true;
   max_sequence_ = kSequenceBase + static_cast<uint16_t>(first.view.rtp.sequence - 1);
   std::fill(seen_.begin(), seen_.end(), 0);
+  if (loss_) loss_->Forget();
   if (have_frame_) Finish(/*by_marker=*/false);
   have_finished_ = false;
   --HeldCount(first.as);

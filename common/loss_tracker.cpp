@@ -35,6 +35,14 @@ bool LossTracker::Arrived(uint64_t sequence) {
   return true;
 }
 
+void LossTracker::Forget() {
+  while (size_ > 0) {
+    if (!at(0).arrived) ++stats_.unrecoverable;
+    PopFront();
+  }
+  next_due_ns_ = kNever;
+}
+
 void LossTracker::PopFront() {
   head_ = (head_ + 1) % ring_.size();
   --size_;

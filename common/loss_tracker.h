@@ -48,6 +48,9 @@ class LossTracker {
   // `sequence` arrived: true if it was missing (and now is not).
   // O(log n).
   bool Arrived(uint64_t sequence);
+  // The stream started over (a restarted sender): what is missing of the
+  // old one is given up.
+  void Forget();
   // The 16-bit sequence numbers to ask for now, ascending, up to
   // out.size(); entries past their window are given up. Returns how many.
   size_t TakeDue(std::span<uint16_t> out);

@@ -1,6 +1,7 @@
 #include "common/tile_sender.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace tilestream {
 
@@ -10,6 +11,31 @@ constexpr size_t kMaxResends = 32;  // retransmissions per send
 constexpr size_t kRtxPrefix = kRtpHeaderSize + kRtxPrefixSize;
 constexpr int kMaxFeedbackPerAnswer = 64;  // datagrams read per AnswerFeedback
 constexpr size_t kMaxNacksPerDatagram = 512;
+
+// Datagrams as iovecs, grouped into runs of one size (GSO messages) for
+// UdpSender::Send.
+class RunBuilder {
+ public:
+  RunBuilder(std::vector<iovec>& iov, std::vector<DatagramRun>& runs) : iov_(iov), runs_(runs) {}
+  // One datagram of `size` bytes: `parts` in order, empty ones left out.
+  void Add(size_t size, std::initializer_list<iovec> parts) {
+    if (n_runs_ == 0 || size != runs_[n_runs_ - 1].datagram_size)
+      runs_[n_runs_++] = {{&iov_[n_iov_], 0}, size};
+    const size_t before = n_iov_;
+    for (const iovec& part : parts)
+      if (part.iov_len > 0) iov_[n_iov_++] = part;
+    DatagramRun& run = runs_[n_runs_ - 1];
+    run.iov = {run.iov.data(), run.iov.size() + (n_iov_ - before)};
+  }
+  std::span<const DatagramRun> runs() const { return {runs_.data(), n_runs_}; }
+
+ private:
+  std::vector<iovec>& iov_;
+  std::vector<DatagramRun>& runs_;
+  size_t n_iov_ = 0, n_runs_ = 0;
+};
+
+iovec Part(const std::byte* data, size_t size) { return {const_cast<std::byte*>(data), size}; }
 
 Pacer::Options PacerOptions(const TileSenderOptions& o) {
   Pacer::Options p;
@@ -57,7 +83,6 @@ TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSender
       socket_(std::move(s)),
       pacer_(clock, PacerOptions(o)),
       fraction_(o.pacing_fraction),
-      retransmission_(o.retransmission),
       share_(o.retransmission_share),
       rtx_payload_type_(o.rtx_payload_type),
       rtx_ssrc_(o.rtx_ssrc) {
@@ -73,28 +98,19 @@ TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSender
   budget_max_ = share_ > 0 ? std::max(frame_share, kMinBucketBytes) : 0;
 }
 
-size_t TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp, uint32_t first,
-                              uint32_t end) {
-  size_t n_iov = 0, n_runs = 0;
+std::span<const DatagramRun> TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp,
+                                                    uint32_t first, uint32_t end) {
+  RunBuilder burst(iov_, runs_);
   for (uint32_t i = first; i < end; ++i) {
-    // A run: packets of one size, for GSO messages.
-    const size_t size = packetizer_.packet_size(i);
-    if (n_runs == 0 || size != runs_[n_runs - 1].datagram_size) {
-      runs_[n_runs++] = {{&iov_[n_iov], 0}, size};
-    }
     std::byte* h = headers_.data() + (i - first) * header_stride_;
     const size_t hn = packetizer_.WriteHeaders(
         i, timestamp, static_cast<uint32_t>(stats_.sequence + i), {h, header_stride_});
     const PixelRange px = packetizer_.pixels(i);
-    const size_t before = n_iov;
-    iov_[n_iov++] = {h, hn};
-    iov_[n_iov++] = {const_cast<std::byte*>(frame) + px.offset, px.length};
     const std::span<const std::byte> pad = packetizer_.padding(i);
-    if (!pad.empty()) iov_[n_iov++] = {const_cast<std::byte*>(pad.data()), pad.size()};
-    DatagramRun& run = runs_[n_runs - 1];
-    run.iov = {run.iov.data(), run.iov.size() + (n_iov - before)};
+    burst.Add(packetizer_.packet_size(i),
+              {Part(h, hn), Part(frame + px.offset, px.length), Part(pad.data(), pad.size())});
   }
-  return n_runs;
+  return burst.runs();
 }
 
 void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
@@ -113,9 +129,9 @@ int TileSender::SendBurst(bool hurry) {
   const uint32_t count = packetizer_.packet_count();
   late_ = late_ || hurry;
   const uint32_t end = pacer_.TakeBurst(next_, late_);
-  const size_t n_runs = BuildBurst(frame_, timestamp_, next_, end);
+  const std::span<const DatagramRun> burst = BuildBurst(frame_, timestamp_, next_, end);
   const uint64_t before = socket_.stats().bytes;
-  const int e = socket_.Send({runs_.data(), n_runs});
+  const int e = socket_.Send(burst);
   budget_ =
       std::min(budget_max_, budget_ + share_ * static_cast<double>(socket_.stats().bytes - before));
   next_ = end;
@@ -177,39 +193,32 @@ void TileSender::Retransmit(uint16_t sequence) {
 // the original's headers after its RTP header, its pixels from the frame,
 // its padding; runs of one size go as GSO messages.
 void TileSender::FlushRetransmissions() {
-  size_t n_iov = 0, n_runs = 0;
+  RunBuilder resent(rtx_iov_, rtx_runs_);
   const size_t stride = kRtxPrefix + header_stride_;
   for (size_t r = 0; r < resends_.size(); ++r) {
-    const Resend& resend = resends_[r];
-    const uint32_t k = resend.packet;
+    const SentFrame& frame = *resends_[r].frame;
+    const uint32_t k = resends_[r].packet;
     std::byte* prefix = rtx_headers_.data() + r * stride;
     std::byte* original = prefix + kRtxPrefix;
-    const size_t hn = packetizer_.WriteHeaders(
-        k, resend.frame->timestamp, resend.frame->first_sequence + k, {original, header_stride_});
+    const size_t hn = packetizer_.WriteHeaders(k, frame.timestamp, frame.first_sequence + k,
+                                               {original, header_stride_});
     RtpHeader rtx;
     rtx.marker = (static_cast<uint8_t>(original[1]) & 0x80) != 0;
     rtx.payload_type = rtx_payload_type_;
     rtx.sequence = rtx_sequence_++;
-    rtx.timestamp = resend.frame->timestamp;
+    rtx.timestamp = frame.timestamp;
     rtx.ssrc = rtx_ssrc_;
     const std::span<const std::byte> pad = packetizer_.padding(k);
-    WriteRtxPrefix(rtx, static_cast<uint16_t>(resend.frame->first_sequence + k), !pad.empty(),
+    WriteRtxPrefix(rtx, static_cast<uint16_t>(frame.first_sequence + k), !pad.empty(),
                    std::span<std::byte, kRtxPrefix>(prefix, kRtxPrefix));
     const size_t size = packetizer_.packet_size(k) + kRtxPrefixSize;
-    if (n_runs == 0 || size != rtx_runs_[n_runs - 1].datagram_size)
-      rtx_runs_[n_runs++] = {{&rtx_iov_[n_iov], 0}, size};
-    const size_t before = n_iov;
     const PixelRange px = packetizer_.pixels(k);
-    rtx_iov_[n_iov++] = {prefix, kRtxPrefix};
-    rtx_iov_[n_iov++] = {original + kRtpHeaderSize, hn - kRtpHeaderSize};
-    rtx_iov_[n_iov++] = {const_cast<std::byte*>(resend.frame->pixels) + px.offset, px.length};
-    if (!pad.empty()) rtx_iov_[n_iov++] = {const_cast<std::byte*>(pad.data()), pad.size()};
-    DatagramRun& run = rtx_runs_[n_runs - 1];
-    run.iov = {run.iov.data(), run.iov.size() + (n_iov - before)};
+    resent.Add(size, {Part(prefix, kRtxPrefix), Part(original + kRtpHeaderSize, hn - kRtpHeaderSize),
+                      Part(frame.pixels + px.offset, px.length), Part(pad.data(), pad.size())});
     stats_.retransmitted_bytes += size;
   }
   stats_.retransmitted += resends_.size();
-  if (n_runs > 0) socket_.Send({rtx_runs_.data(), n_runs});
+  if (!resent.runs().empty()) socket_.Send(resent.runs());
   resends_.clear();
 }
 

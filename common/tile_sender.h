@@ -104,7 +104,8 @@ class TileSender {
   TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSenderOptions& o);
 
   // Builds the headers and iovecs of packets [first, end) into runs_.
-  size_t BuildBurst(const std::byte* frame, uint32_t timestamp, uint32_t first, uint32_t end);
+  std::span<const DatagramRun> BuildBurst(const std::byte* frame, uint32_t timestamp,
+                                          uint32_t first, uint32_t end);
 
   // A frame that may be asked for again.
   struct SentFrame {
@@ -134,7 +135,6 @@ class TileSender {
   uint32_t timestamp_ = 0, next_ = 0;
   bool late_ = false;
   // Retransmission.
-  bool retransmission_;
   double share_, budget_ = 0, budget_max_ = 0;  // bytes
   uint8_t rtx_payload_type_;
   uint32_t rtx_ssrc_;

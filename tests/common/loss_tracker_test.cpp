@@ -68,6 +68,17 @@ TEST(LossTracker, NeverAsksAfterTheWindow) {
   EXPECT_EQ(t.stats().unrecoverable, 1u);
 }
 
+TEST(LossTracker, ARestartedStreamGivesUpWhatWasMissing) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(5, 3);
+  t.Arrived(6);
+  t.Forget();
+  EXPECT_EQ(t.stats().unrecoverable, 2u);
+  EXPECT_EQ(t.next_due_ns(), LossTracker::kNever);
+  EXPECT_EQ(Due(t, 0), std::vector<uint16_t>{});
+}
+
 TEST(LossTracker, AGapLargerThanItsRoomIsUnrecoverableBeyondIt) {
   LossTracker::Options o = Options();
   o.capacity = 4;
