@@ -70,6 +70,19 @@ void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* 
   if (nic->name.empty()) r.Error(&t, path + ".name", "every [[nic]] needs a name");
 }
 
+// A list of tile names. The layout may still change (flags): they are
+// checked against it in Validate.
+void ReadTileNames(TomlReader& r, const toml::table& t, const std::string& path,
+                   std::string_view name, std::vector<TileId>* out) {
+  r.Array(t, path, name, [&](const toml::node& e, const std::string& key) {
+    const auto s = e.value<std::string>();
+    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
+    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
+    if (!id.ok()) return r.Error(&e, key, id.status().message());
+    out->push_back(*id);
+  });
+}
+
 void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
   r.CheckKeys(t, path,
               {"name", "address", "tiles", "ports", "displays", "nic", "sdp", "any_ssrc",
@@ -77,14 +90,7 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
   r.String(t, path, "name", &node->name);
   r.String(t, path, "address", &node->address);
   r.String(t, path, "nic", &node->nic);
-  r.Array(t, path, "tiles", [&](const toml::node& e, const std::string& key) {
-    // The layout may still change (flags); names are checked in Validate.
-    const auto s = e.value<std::string>();
-    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
-    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
-    if (!id.ok()) return r.Error(&e, key, id.status().message());
-    node->tiles.push_back(*id);
-  });
+  ReadTileNames(r, t, path, "tiles", &node->tiles);
   r.Array(t, path, "ports", [&](const toml::node& e, const std::string& key) {
     const auto v = e.value_exact<int64_t>();
     if (!v || *v < 1 || *v > 65535) return r.Error(&e, key, "expected a port 1..65535");
@@ -101,20 +107,8 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
       return r.Error(&e, key, "expected the path of an SDP file, or \"\" for our own stream");
     node->sdp.push_back(*v);
   });
-  r.Array(t, path, "any_ssrc", [&](const toml::node& e, const std::string& key) {
-    const auto s = e.value<std::string>();
-    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
-    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
-    if (!id.ok()) return r.Error(&e, key, id.status().message());
-    node->any_ssrc.push_back(*id);
-  });
-  r.Array(t, path, "no_retransmission", [&](const toml::node& e, const std::string& key) {
-    const auto s = e.value<std::string>();
-    if (!s) return r.Error(&e, key, "expected a tile name like \"r0c1\"");
-    auto id = ParseTileName(*s, Layout{kMaxLayoutSide, kMaxLayoutSide});
-    if (!id.ok()) return r.Error(&e, key, id.status().message());
-    node->no_retransmission.push_back(*id);
-  });
+  ReadTileNames(r, t, path, "any_ssrc", &node->any_ssrc);
+  ReadTileNames(r, t, path, "no_retransmission", &node->no_retransmission);
   if (node->name.empty()) r.Error(&t, path + ".name", "every [[node]] needs a name");
   if (node->address.empty()) r.Error(&t, path + ".address", "every [[node]] needs an address");
 }
@@ -294,14 +288,12 @@ Status ValidateWallConfig(WallConfig* config) {
       fail(key + ".sdp",
            fmt::format("{} SDP files for {} tiles (\"\" for a tile of our own stream)",
                        node.sdp.size(), node.tiles.size()));
-    for (const TileId& id : node.any_ssrc) {
-      if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
-        fail(key + ".any_ssrc", fmt::format("tile {} is not one of this node's tiles", id.Name()));
-    }
-    for (const TileId& id : node.no_retransmission) {
-      if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
-        fail(key + ".no_retransmission",
-             fmt::format("tile {} is not one of this node's tiles", id.Name()));
+    for (const auto& [name, list] : {std::pair{"any_ssrc", &node.any_ssrc},
+                                     std::pair{"no_retransmission", &node.no_retransmission}}) {
+      for (const TileId& id : *list) {
+        if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
+          fail(key + "." + name, fmt::format("tile {} is not one of this node's tiles", id.Name()));
+      }
     }
     int nic = -1;
     if (!node.nic.empty()) {
