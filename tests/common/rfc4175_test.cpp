@@ -77,8 +77,8 @@ TEST(Rfc4175, ARetransmissionParsesAsTheOriginalUnderItsSequenceNumber) {
   Rfc4175View o, v;
   ASSERT_EQ(Parse(original, &o), ParseError::kOk);
   uint16_t rtx_sequence = 0;
-  ASSERT_EQ(ParseRtx(testing::MakeRtx(original, 97, 0x99, 4321), kTile, &v, &rtx_sequence),
-            ParseError::kOk);
+  const auto rtx = testing::MakeRtx(original, 97, 0x99, 4321);  // v points into it
+  ASSERT_EQ(ParseRtx(rtx, kTile, &v, &rtx_sequence), ParseError::kOk);
   EXPECT_EQ(rtx_sequence, 4321);
   EXPECT_EQ(v.rtp.sequence, 0xabcd);
   EXPECT_EQ(v.extended_sequence, 0x0002);
