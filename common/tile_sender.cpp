@@ -90,12 +90,14 @@ TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSender
   for (uint32_t i = 0; i < packetizer_.packet_count(); ++i)
     max_header = std::max(max_header, packetizer_.header_size(i));
   header_stride_ = (max_header + 63) / 64 * 64;
-  // The cap's bucket holds one frame's share, and at least 128 KiB (two GSO
-  // sends) so that a small tile can have one lost send back: a burst of
-  // loss is answered at once, a lasting loss at the share.
+  // The cap's bucket holds two frames' share, so that what a frame with
+  // little loss left over serves one with more, and at least 128 KiB (two
+  // GSO sends) so that a small tile can have one lost send back: a burst
+  // of loss is answered at once, a lasting loss at the share.
   constexpr double kMinBucketBytes = 128 * 1024;
-  const double frame_share = share_ * static_cast<double>(packetizer_.frame_payload_bytes());
-  budget_max_ = share_ > 0 ? std::max(frame_share, kMinBucketBytes) : 0;
+  const double frames_share = 2 * share_ * static_cast<double>(packetizer_.frame_payload_bytes());
+  budget_max_ = share_ > 0 ? std::max(frames_share, kMinBucketBytes) : 0;
+  budget_ = budget_max_;  // full: loss in the first frames is answered too
 }
 
 std::span<const DatagramRun> TileSender::BuildBurst(const std::byte* frame, uint32_t timestamp,

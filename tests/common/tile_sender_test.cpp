@@ -262,16 +262,24 @@ TEST_F(Retransmitting, AnswersANackWithTheAskedPacketsOfTheLastTwoFrames) {
   EXPECT_EQ(sender->stats().refused_old, 2u);
 }
 
-TEST_F(Retransmitting, RetransmitsNoMoreThanItsShareOfTheBytesSent) {
-  auto sender = MakeSender(0.1);  // a tenth of a 36 KB frame: two packets
+// The cap: a bucket of at least 128 KiB (here: two frames' share is less),
+// full at the start, filled by a tenth of every byte sent.
+TEST_F(Retransmitting, RetransmitsNoMoreThanItsBucketAndShareOfTheBytesSent) {
+  auto sender = MakeSender(0.1);
   const uint32_t n = sender->packetizer().packet_count();
   const auto f = PatternFrame(kTile, 1);
   ASSERT_EQ(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
   Collect(n);
-  Nack(*sender, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-  EXPECT_EQ(sender->stats().retransmitted, 2u);
-  EXPECT_EQ(sender->stats().refused_cap, 8u);
-  EXPECT_LE(sender->stats().retransmitted_bytes, 0.1 * sender->socket().stats().bytes);
+  std::vector<uint16_t> all(n);
+  for (uint16_t k = 0; k < n; ++k) all[k] = k;
+  for (int round = 0; round < 8; ++round) Nack(*sender, all);  // 8 x 36 KB asked for
+  const TileSenderStats& st = sender->stats();
+  const double stream_bytes =
+      static_cast<double>(sender->socket().stats().bytes - st.retransmitted_bytes);
+  EXPECT_GT(st.retransmitted, 0u);
+  EXPECT_GT(st.refused_cap, 0u);
+  EXPECT_EQ(st.retransmitted + st.refused_cap, 8u * n);
+  EXPECT_LE(static_cast<double>(st.retransmitted_bytes), 128 * 1024 + 0.1 * stream_bytes);
 }
 
 TEST_F(Retransmitting, TakesWhatIsNotRtcpOrBrokenWithoutAnAnswer) {
