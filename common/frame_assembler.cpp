@@ -240,16 +240,18 @@ void FrameAssembler::Finish(bool by_marker) {
   if (!complete && loss_) return ParkForRepair();
   ++(complete ? stats_.frames_complete : stats_.frames_incomplete);
   if (!complete && !options_.show_partial) return;  // hold the previous picture
-  Queue(assembling_, timestamp_, complete);
+  // Queue the assembled buffer and assemble next into one that is neither
+  // queued, the consumer's nor waiting for repair.
+  std::lock_guard lock(handoff_mu_);
+  Enqueue(assembling_, timestamp_, complete);
+  assembling_ = FreeBuffer();
 }
 
-void FrameAssembler::Queue(int buffer, uint32_t timestamp, bool complete) {
-  std::lock_guard lock(handoff_mu_);
-  if (queued_ == queue_.size()) PopQueue(1);
+void FrameAssembler::Enqueue(int buffer, uint32_t timestamp, bool complete) {
+  if (queued_ == queue_.size()) PopQueue(1);  // a full queue drops its oldest frame
   queue_[queued_++] = {buffer, {buffers_[buffer].data(), timestamp, complete}};
   just_finished_ = queue_[queued_ - 1].info;
   has_just_finished_ = true;
-  assembling_ = FreeBuffer();
 }
 
 int FrameAssembler::FreeBuffer() const {
@@ -283,9 +285,9 @@ void FrameAssembler::EndRepair(bool complete) {
   }
   ++stats_.frames_complete;
   ++stats_.frames_repaired;
-  const int assembling = assembling_;
-  Queue(repair_.buffer, repair_.timestamp, true);
-  assembling_ = assembling;  // still free: Queue picked before knowing
+  std::lock_guard lock(handoff_mu_);
+  Enqueue(repair_.buffer, repair_.timestamp,
+          true);  // newer than all queued: a newer one ending gives it up
 }
 
 void FrameAssembler::PopQueue(size_t n) {

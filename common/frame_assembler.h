@@ -251,9 +251,9 @@ class FrameAssembler {
   // and `extent` to them.
   void Mark(const Rfc4175View& v, CoverageMap& coverage, size_t* reach, TileGeometry* extent);
   // Queues buffer `buffer` as a finished frame (a full queue drops its
-  // oldest) and picks a free buffer to assemble into next.
-  void Queue(int buffer, uint32_t timestamp, bool complete);
-  int FreeBuffer() const;  // REQUIRES: handoff_mu_ held
+  // oldest). REQUIRES: handoff_mu_ held, as for FreeBuffer.
+  void Enqueue(int buffer, uint32_t timestamp, bool complete);
+  int FreeBuffer() const;
   void ParkForRepair();
   void EndRepair(bool complete);
   void NoteBeyondTile(std::span<const std::byte> packet);
