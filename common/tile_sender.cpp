@@ -215,8 +215,9 @@ void TileSender::FlushRetransmissions() {
                    std::span<std::byte, kRtxPrefix>(prefix, kRtxPrefix));
     const size_t size = packetizer_.packet_size(k) + kRtxPrefixSize;
     const PixelRange px = packetizer_.pixels(k);
-    resent.Add(size, {Part(prefix, kRtxPrefix), Part(original + kRtpHeaderSize, hn - kRtpHeaderSize),
-                      Part(frame.pixels + px.offset, px.length), Part(pad.data(), pad.size())});
+    resent.Add(size,
+               {Part(prefix, kRtxPrefix), Part(original + kRtpHeaderSize, hn - kRtpHeaderSize),
+                Part(frame.pixels + px.offset, px.length), Part(pad.data(), pad.size())});
     stats_.retransmitted_bytes += size;
   }
   stats_.retransmitted += resends_.size();

@@ -121,7 +121,8 @@ TEST_F(RetransmissionTest, HeavyLossStaysUnderTheCapAndLeavesOtherTilesPaced) {
     const auto again = s["retransmitted_bytes"].get<double>();
     EXPECT_GT(s["refused_cap"].get<uint64_t>(), 0u) << s.dump();
     EXPECT_GT(again, 0);
-    EXPECT_LE(again, share * (s["bytes"].get<double>() - again) + 2 * share * frame_bytes) << s.dump();
+    EXPECT_LE(again, share * (s["bytes"].get<double>() - again) + 2 * share * frame_bytes)
+        << s.dump();
   }
   for (const char* other : {"tile02", "tile03", "tile04"}) {
     const auto t = NodeReport(other)["tiles"][0];

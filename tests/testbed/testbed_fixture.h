@@ -99,10 +99,9 @@ class TestbedFixture : public ::testing::Test {
   // `ranks` MPI ranks (1: a rank per tile, spawned); the job's output.
   ProcessResult Stream(uint64_t ticks, const std::string& arguments = "", int ranks = 1) {
     return Shell("timeout 120 ip netns exec ts-server " MPIRUN_PATH " -n " + std::to_string(ranks) +
-                     " --oversubscribe " STREAMER_PATH " --config " +
-                     config_path_ + " --movie " + (dir_ / "movie") + " --ticks " +
-                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " +
-                     arguments,
+                     " --oversubscribe " STREAMER_PATH " --config " + config_path_ + " --movie " +
+                     (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q --json " +
+                     (dir_ / "streamer.json") + " " + arguments,
                  dir_);
   }
 
