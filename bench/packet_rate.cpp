@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/aligned_buffer.h"
-#include "common/packetizer.h"
-#include "common/rfc4175.h"
+#include "common/base/aligned_buffer.h"
+#include "common/wire/packetizer.h"
+#include "common/wire/rfc4175.h"
 
 using namespace tilestream;
 

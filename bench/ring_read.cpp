@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/frame_ring.h"
-#include "common/tile_store.h"
+#include "common/store/frame_ring.h"
+#include "common/store/tile_store.h"
 
 namespace {
 

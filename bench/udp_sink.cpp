@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "common/udp_socket.h"
+#include "common/net/udp_socket.h"
 
 namespace {
 std::atomic<bool> g_stop{false};

@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 
-#include "common/preflight.h"
-#include "common/wall_config.h"
+#include "common/check/preflight.h"
+#include "common/wall/wall_config.h"
 #include "receiver/node_receiver.h"
 #include "receiver/sdp_streams.h"
 

@@ -4,7 +4,7 @@
 #include <climits>
 #include <cmath>
 
-#include "common/wall_cutter.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/wall_config.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

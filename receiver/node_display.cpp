@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "common/ppm.h"
+#include "common/image/ppm.h"
 #include "receiver/mosaic_layout.h"
 
 namespace tilestream {

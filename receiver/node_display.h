@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
-#include "common/wall_config.h"
+#include "common/base/result.h"
+#include "common/wall/wall_config.h"
 #include "receiver/renderer.h"
 
 namespace tilestream {

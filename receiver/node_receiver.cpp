@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/wall/token_file.h"
 #include "receiver/node_display.h"
 #include "receiver/sync_client.h"
 #include "receiver/tile_receiver.h"

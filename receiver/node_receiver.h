@@ -9,7 +9,7 @@
 #include <atomic>
 #include <string>
 
-#include "common/wall_config.h"
+#include "common/wall/wall_config.h"
 #include "receiver/node_display.h"
 
 namespace tilestream {

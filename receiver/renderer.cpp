@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "common/bitmap_font.h"
+#include "common/image/bitmap_font.h"
 
 namespace tilestream {
 

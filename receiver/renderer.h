@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
-#include "common/rfc4175.h"
+#include "common/base/result.h"
+#include "common/wire/rfc4175.h"
 #include "receiver/mosaic_layout.h"
 
 namespace tilestream {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
-#include "common/sdp.h"
-#include "common/wall_config.h"
+#include "common/base/result.h"
+#include "common/wire/sdp.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

@@ -7,18 +7,13 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "common/json_text.h"
+#include "common/base/json_text.h"
+#include "common/base/clock.h"
 
 namespace tilestream {
 namespace {
 
 constexpr int64_t kRetryNs = 250'000'000;  // a refused connect costs nothing
-
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 
 }  // namespace
 

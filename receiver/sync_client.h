@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/line_channel.h"
-#include "common/swap_sync.h"
+#include "common/net/line_channel.h"
+#include "common/control/swap_sync.h"
 
 namespace tilestream {
 

@@ -5,20 +5,15 @@
 #include <chrono>
 #include <cstring>
 
-#include "common/rtcp_feedback.h"
-#include "common/wall_config.h"
+#include "common/wire/rtcp_feedback.h"
+#include "common/wall/wall_config.h"
+#include "common/base/clock.h"
 
 namespace tilestream {
 namespace {
 
 constexpr int64_t kIdleTimeoutUs = 100'000;  // with nothing to ask for
 constexpr size_t kMaxNackBatch = 256;        // sequence numbers per NACK
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -120,7 +115,7 @@ void TileReceiver::PrepareWait(int64_t now) {
 }
 
 void TileReceiver::StampBatch() {
-  if (LossTracker* loss = assembler_.loss()) loss->SetNow(NowNs());
+  if (LossTracker* loss = assembler_.loss()) loss->SetNow(MonotonicNs());
 }
 
 // NACKs for what is due, to where the stream comes from: the RFC 4585
@@ -129,7 +124,7 @@ void TileReceiver::AskForLost() {
   if (accepted_from_) sender_ = *accepted_from_;
   accepted_from_ = batch_from_ = nullptr;
   LossTracker* loss = assembler_.loss();
-  loss->SetNow(NowNs());
+  loss->SetNow(MonotonicNs());
   std::array<uint16_t, kMaxNackBatch> due;
   std::array<std::byte, kNackHeaderSize + kMaxNackBatch * kNackEntrySize> packet;
   const size_t n = loss->TakeDue(due);
@@ -147,7 +142,7 @@ void TileReceiver::AskForLost() {
 void TileReceiver::Loop() {
   auto next_publish = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
-    if (assembler_.loss()) PrepareWait(NowNs());
+    if (assembler_.loss()) PrepareWait(MonotonicNs());
     if (placement_) {
       ReceivePlaced();
     } else {

@@ -15,10 +15,10 @@
 #include <mutex>
 #include <thread>
 
-#include "common/frame_assembler.h"
-#include "common/packet_placement.h"
-#include "common/result.h"
-#include "common/udp_socket.h"
+#include "common/receive/frame_assembler.h"
+#include "common/receive/packet_placement.h"
+#include "common/base/result.h"
+#include "common/net/udp_socket.h"
 
 namespace tilestream {
 
@@ -29,7 +29,7 @@ struct TileReceiverOptions {
   std::optional<SocketAddress> expected_source;
   // The sender's packet plan (our streamer's, from the wall config): pixels
   // are received straight into the frame where packets follow it
-  // (common/packet_placement.h). Unset: every packet is copied once more.
+  // (common/receive/packet_placement.h). Unset: every packet is copied once more.
   std::optional<PacketizerOptions> plan;
   // Called on the network thread for every complete frame (tile, RTP
   // timestamp, checksum of its pixels); empty: no checksums are computed.

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "common/result.h"
-#include "common/wall_config.h"
+#include "common/base/result.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

@@ -9,20 +9,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "common/control_protocol.h"
-#include "common/json_text.h"
+#include "common/control/control_protocol.h"
+#include "common/base/json_text.h"
+#include "common/wall/token_file.h"
+#include "common/base/clock.h"
 
 namespace tilestream {
-namespace {
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config,
                                                            SwapSyncMaster* sync,
                                                            CommandHandler handler) {
@@ -75,7 +67,7 @@ void ControlServer::Poll(int64_t timeout_ns) {
     if (fds[i].revents & POLLOUT) c.channel.Flush();
     if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();
-    c.last_input_ns = NowNs();
+    c.last_input_ns = MonotonicNs();
   }
   // At most kLinesPerPoll lines of each client per call, so that a flood
   // from one cannot hold up the frame clock; the rest wait in its buffer
@@ -90,7 +82,7 @@ void ControlServer::Poll(int64_t timeout_ns) {
   }
   const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * 1'000'000'000;
   for (auto& c : clients_) {
-    if (c->node < 0 && c->channel.open() && NowNs() - c->last_input_ns > idle_limit) {
+    if (c->node < 0 && c->channel.open() && MonotonicNs() - c->last_input_ns > idle_limit) {
       c->channel.Send(
           ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
       c->channel.Close("idle");
@@ -108,7 +100,7 @@ void ControlServer::Accept() {
     auto c = std::make_unique<Client>();
     c->channel = LineChannel(std::move(fd), config_.control.max_line_bytes);
     c->authorised = token_.empty();
-    c->last_input_ns = NowNs();
+    c->last_input_ns = MonotonicNs();
     if (clients_.size() >= config_.control.max_clients) {
       c->channel.Send(
           ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));

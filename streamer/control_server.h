@@ -1,7 +1,7 @@
 // The coordinator's TCP listener (docs/control.md): one line per command,
 // one JSON line per reply, for wallctl and the joystick client; and the
 // display nodes' swap-sync connections, which say "sync NODE" and then
-// speak the sync lines of common/swap_sync.h.
+// speak the sync lines of common/control/swap_sync.h.
 //
 // Single-threaded: Poll() waits on the listener and every client, reads,
 // answers, and returns; the coordinator calls it instead of sleeping. A
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "common/line_channel.h"
-#include "common/result.h"
-#include "common/swap_sync.h"
-#include "common/wall_config.h"
+#include "common/net/line_channel.h"
+#include "common/base/result.h"
+#include "common/control/swap_sync.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

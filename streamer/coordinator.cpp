@@ -12,11 +12,11 @@
 #include <random>
 #include <vector>
 
-#include "common/control_commands.h"
-#include "common/pacer.h"
-#include "common/playback.h"
-#include "common/sdp.h"
-#include "common/swap_sync.h"
+#include "common/control/control_commands.h"
+#include "common/send/pacer.h"
+#include "common/control/playback.h"
+#include "common/wire/sdp.h"
+#include "common/control/swap_sync.h"
 #include "streamer/control_server.h"
 #include "streamer/messages.h"
 #include "streamer/rank_plan.h"

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "common/result.h"
+#include "common/base/result.h"
 
 namespace tilestream {
 

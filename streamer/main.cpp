@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "common/preflight.h"
+#include "common/check/preflight.h"
 #include "streamer/coordinator.h"
 #include "streamer/launch.h"
 #include "streamer/streamer_options.h"

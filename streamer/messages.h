@@ -55,9 +55,9 @@ struct TileStats {
   uint64_t refused = 0;      // of which: receiver gone (ICMP unreachable)
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;
-  uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/pacer.h)
+  uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/send/pacer.h)
   uint64_t pacer_sleeps = 0;    // the rank's sleeps until one of this tile's bursts
-  uint64_t nacks = 0;           // NACKs from the receiver (common/tile_sender.h)
+  uint64_t nacks = 0;           // NACKs from the receiver (common/send/tile_sender.h)
   uint64_t retransmitted = 0;   // packets sent again (also in packets and bytes)
   uint64_t retransmitted_bytes = 0;
   uint64_t refused_old = 0;  // asked for, but not of the last two frames

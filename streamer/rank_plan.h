@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/wall_config.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/swap_sync.h"
-#include "common/wall_config.h"
+#include "common/control/swap_sync.h"
+#include "common/wall/wall_config.h"
 #include "streamer/messages.h"
 
 namespace tilestream {
@@ -23,7 +23,7 @@ struct StreamSummary {
   uint64_t frames = 0, late_frames = 0, skipped_ticks = 0, held_frames = 0, missed_frames = 0;
   uint64_t packets = 0, bytes = 0;
   uint64_t nacks = 0, retransmitted = 0, retransmitted_bytes = 0, refused_old = 0,
-           refused_cap = 0;                      // retransmission (common/tile_sender.h)
+           refused_cap = 0;                      // retransmission (common/send/tile_sender.h)
   uint64_t send_syscalls = 0, pacer_sleeps = 0;  // per frame: what a frame costs in wake-ups
 };
 

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "common/result.h"
-#include "common/tile_store.h"
-#include "common/wall_config.h"
+#include "common/base/result.h"
+#include "common/store/tile_store.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

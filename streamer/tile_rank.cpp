@@ -95,7 +95,7 @@ class TileRank {
  private:
   // Every tile sends the tick's frame, paced from when the tick was due: a
   // tick that came late has its frames squeezed into what is left of the
-  // interval (common/pacer.h). A frame not read by half the interval is
+  // interval (common/send/pacer.h). A frame not read by half the interval is
   // missed (the tick goes by).
   void Play(const TickMessage& tick) {
     for (auto& s : streams_) {

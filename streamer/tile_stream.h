@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "common/frame_ring.h"
-#include "common/tile_sender.h"
+#include "common/store/frame_ring.h"
+#include "common/send/tile_sender.h"
 #include "streamer/messages.h"
 #include "streamer/streamer_options.h"
 
@@ -51,7 +51,7 @@ class TileStream {
   void Step(int64_t now, int64_t wait_until, bool hurry);
 
   // The socket on which the receiver's NACKs come (-1: retransmission off
-  // for this tile), and answering them (common/tile_sender.h).
+  // for this tile), and answering them (common/send/tile_sender.h).
   int feedback_fd() const { return retransmission_ ? sender_->socket().fd() : -1; }
   void AnswerFeedback() { sender_->AnswerFeedback(); }
 

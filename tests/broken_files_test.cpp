@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/tile_store.h"
-#include "common/wall_config.h"
+#include "common/store/tile_store.h"
+#include "common/wall/wall_config.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "common/ppm.h"
-#include "common/wall_cutter.h"
+#include "common/image/ppm.h"
+#include "tools/wall_cutter.h"
 
 namespace tilestream {
 namespace {

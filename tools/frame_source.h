@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "common/cosmic_web.h"
-#include "common/result.h"
-#include "common/wall_config.h"
+#include "tools/cosmic_web.h"
+#include "common/base/result.h"
+#include "common/wall/wall_config.h"
 
 namespace tilestream {
 

@@ -7,18 +7,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common/json_text.h"
+#include "common/base/json_text.h"
+#include "common/base/clock.h"
 
 namespace tilestream {
 namespace {
 
 const char* OrUnknown(const char* name) { return name ? name : "?"; }
-
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1'000'000;
-}
 
 }  // namespace
 
@@ -50,7 +45,7 @@ void JoystickClient::OpenDevice() {
 }
 
 void JoystickClient::Connect() {
-  next_connect_ms_ = NowMs() + 1000;
+  next_connect_ms_ = MonotonicMs() + 1000;
   auto fd = ConnectTcp(options_.address, options_.port, 200);
   if (!fd.ok()) return;
   channel_ = LineChannel(std::move(fd).value());
@@ -71,7 +66,7 @@ void JoystickClient::Axis(uint32_t index, int16_t raw, bool force) {
   double v = std::max(-1.0, raw / 32767.0);
   if (std::abs(v) < options_.dead_zone) v = 0;
   a.wanted = v;
-  const int64_t now = NowMs();
+  const int64_t now = MonotonicMs();
   const bool due = now - a.sent_ms >= static_cast<int64_t>(1000 / options_.max_rate_hz);
   // The centre always goes (the coordinator stops scrubbing on it); small
   // wobbles do not.
@@ -83,10 +78,10 @@ void JoystickClient::Axis(uint32_t index, int16_t raw, bool force) {
 }
 
 void JoystickClient::Poll(int timeout_ms) {
-  if (!channel_.open() && NowMs() >= next_connect_ms_) Connect();
+  if (!channel_.open() && MonotonicMs() >= next_connect_ms_) Connect();
   OpenDevice();
   SDL_Event e;
-  const int64_t until = NowMs() + timeout_ms;
+  const int64_t until = MonotonicMs() + timeout_ms;
   do {
     while (SDL_PollEvent(&e)) {
       switch (e.type) {
@@ -128,8 +123,8 @@ void JoystickClient::Poll(int timeout_ms) {
         std::fflush(stdout);
       }
     }
-    if (NowMs() < until) poll(nullptr, 0, 5);
-  } while (NowMs() < until);
+    if (MonotonicMs() < until) poll(nullptr, 0, 5);
+  } while (MonotonicMs() < until);
 }
 
 }  // namespace tilestream

@@ -18,7 +18,7 @@
 
 #include <SDL2/SDL.h>
 
-#include "common/line_channel.h"
+#include "common/net/line_channel.h"
 
 namespace tilestream {
 

@@ -7,7 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "common/wall_config.h"
+#include "common/wall/wall_config.h"
+#include "common/wall/token_file.h"
 #include "tools/joystick_client.h"
 
 namespace {

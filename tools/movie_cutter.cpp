@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/progress.h"
-#include "common/wall_cutter.h"
+#include "tools/progress.h"
+#include "tools/wall_cutter.h"
 
 namespace tilestream {
 

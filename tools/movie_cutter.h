@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
-#include "common/tile_store.h"
-#include "common/wall_config.h"
+#include "common/base/result.h"
+#include "common/store/tile_store.h"
+#include "common/wall/wall_config.h"
 #include "tools/frame_source.h"
 
 namespace tilestream {

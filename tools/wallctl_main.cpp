@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "common/json_text.h"
-#include "common/line_channel.h"
-#include "common/wall_config.h"
+#include "common/base/json_text.h"
+#include "common/net/line_channel.h"
+#include "common/wall/wall_config.h"
+#include "common/wall/token_file.h"
+#include "common/base/clock.h"
 
 namespace {
 
@@ -26,19 +28,13 @@ using namespace tilestream;
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-int64_t NowMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1'000'000;
-}
-
 // The next line from the server, or nullopt after timeout_ms.
 std::optional<std::string> ReadLine(LineChannel* c, int timeout_ms) {
-  const int64_t give_up = NowMs() + timeout_ms;
+  const int64_t give_up = MonotonicMs() + timeout_ms;
   for (;;) {
     if (auto line = c->NextLine()) return line;
     if (!c->open()) return std::nullopt;
-    const int64_t left = give_up - NowMs();
+    const int64_t left = give_up - MonotonicMs();
     if (left <= 0) return std::nullopt;
     pollfd p{c->fd(), POLLIN, 0};
     poll(&p, 1, static_cast<int>(left));
@@ -195,8 +191,8 @@ int main(int argc, char** argv) {
     if (!j.is_object()) return 1;
     fmt::print("{}{}", tty ? "\033[H\033[2J" : (n ? "\n" : ""), Table(j));
     std::fflush(stdout);
-    const int64_t until = NowMs() + static_cast<int64_t>(interval_s * 1000);
-    while (!g_stop && NowMs() < until) poll(nullptr, 0, 50);
+    const int64_t until = MonotonicMs() + static_cast<int64_t>(interval_s * 1000);
+    while (!g_stop && MonotonicMs() < until) poll(nullptr, 0, 50);
   }
   return 0;
 }

@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "common/layout.h"
-#include "common/wall_config.h"
+#include "common/wall/layout.h"
+#include "common/wall/wall_config.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
 

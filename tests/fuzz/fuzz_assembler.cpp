@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/packetizer.h"
+#include "common/wire/packetizer.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/placement_harness.h"
 

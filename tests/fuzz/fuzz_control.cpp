@@ -11,10 +11,10 @@
 #include <string>
 #include <string_view>
 
-#include "common/control_commands.h"
-#include "common/control_protocol.h"
-#include "common/playback.h"
-#include "common/swap_sync.h"
+#include "common/control/control_commands.h"
+#include "common/control/control_protocol.h"
+#include "common/control/playback.h"
+#include "common/control/swap_sync.h"
 
 namespace {
 

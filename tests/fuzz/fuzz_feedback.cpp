@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/rfc4175.h"
-#include "common/rtcp_feedback.h"
+#include "common/wire/rfc4175.h"
+#include "common/wire/rtcp_feedback.h"
 
 using namespace tilestream;
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/tile_store.h"
+#include "common/store/tile_store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto m = tilestream::ParseManifest(std::string_view(reinterpret_cast<const char*>(data), size), "/movie",

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "common/packetizer.h"
+#include "common/wire/packetizer.h"
 
 using namespace tilestream;
 

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/ppm.h"
+#include "common/image/ppm.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto img = tilestream::ParsePpm({reinterpret_cast<const std::byte*>(data), size}, "fuzz.ppm");

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/rfc4175.h"
+#include "common/wire/rfc4175.h"
 
 using namespace tilestream;
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/sdp.h"
+#include "common/wire/sdp.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto d = tilestream::ParseSdp(std::string_view(reinterpret_cast<const char*>(data), size));

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/wall_config.h"
+#include "common/wall/wall_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto c = tilestream::ParseWallConfig(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.toml");

@@ -26,9 +26,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/packetizer.h"
-#include "common/unique_fd.h"
-#include "common/wall_config.h"
+#include "common/wire/packetizer.h"
+#include "common/base/unique_fd.h"
+#include "common/wall/wall_config.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/packet_builder.h"

@@ -21,10 +21,10 @@
 #include <thread>
 #include <tuple>
 
-#include "common/line_channel.h"
-#include "common/ppm.h"
-#include "common/tile_store.h"
-#include "common/udp_socket.h"
+#include "common/net/line_channel.h"
+#include "common/image/ppm.h"
+#include "common/store/tile_store.h"
+#include "common/net/udp_socket.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/packet_builder.h"

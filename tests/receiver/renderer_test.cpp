@@ -10,8 +10,8 @@
 
 #include <SDL2/SDL.h>
 
-#include "common/bitmap_font.h"
-#include "common/ppm.h"
+#include "common/image/bitmap_font.h"
+#include "common/image/ppm.h"
 #include "receiver/node_display.h"
 #include "tests/support/temp_dir.h"
 

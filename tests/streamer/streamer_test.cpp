@@ -18,9 +18,9 @@
 #include <sstream>
 #include <thread>
 
-#include "common/sdp.h"
-#include "common/tile_store.h"
-#include "common/wall_cutter.h"
+#include "common/wire/sdp.h"
+#include "common/store/tile_store.h"
+#include "tools/wall_cutter.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tile_capture.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/tile_store.h"
+#include "common/store/tile_store.h"
 #include "receiver/tile_receiver.h"
 
 namespace tilestream::testing {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/bytes.h"
-#include "common/rfc4175.h"
+#include "common/base/bytes.h"
+#include "common/wire/rfc4175.h"
 
 namespace tilestream::testing {
 

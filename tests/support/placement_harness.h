@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/frame_assembler.h"
-#include "common/packet_placement.h"
+#include "common/receive/frame_assembler.h"
+#include "common/receive/packet_placement.h"
 
 namespace tilestream::testing {
 

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/aligned_buffer.h"
-#include "common/ppm.h"
-#include "common/tile_store.h"
-#include "common/wall_cutter.h"
+#include "common/base/aligned_buffer.h"
+#include "common/image/ppm.h"
+#include "common/store/tile_store.h"
+#include "tools/wall_cutter.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"

@@ -1,0 +1,42 @@
+// The one clock of the project: CLOCK_MONOTONIC (what std::chrono::
+// steady_clock reads on Linux), in nanoseconds, and sleeping until a deadline
+// on it. Every timeout, deadline, rate and pacing slot is on this clock.
+// Clock is the seam tests use to drive time themselves. Thread-safe.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+
+namespace tilestream {
+
+inline constexpr int64_t kNsPerMs = 1'000'000;
+inline constexpr int64_t kNsPerSecond = 1'000'000'000;
+
+// CLOCK_MONOTONIC now, in nanoseconds. One vDSO call, no system call.
+inline int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * kNsPerSecond + ts.tv_nsec;
+}
+
+// The same clock in milliseconds, for timeouts of interactive tools.
+inline int64_t MonotonicMs() { return MonotonicNs() / kNsPerMs; }
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual int64_t NowNs() = 0;
+  // Returns at or after `deadline_ns` (on this clock).
+  virtual void SleepUntilNs(int64_t deadline_ns) = 0;
+};
+
+// CLOCK_MONOTONIC and clock_nanosleep(TIMER_ABSTIME). The first sleep sets
+// the calling thread's timer slack to 1 ns (prctl) so sleeps end on time.
+class MonotonicClock final : public Clock {
+ public:
+  int64_t NowNs() override { return MonotonicNs(); }
+  void SleepUntilNs(int64_t deadline_ns) override;
+};
+
+}  // namespace tilestream

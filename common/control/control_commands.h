@@ -1,0 +1,52 @@
+// The command side of the control channel (docs/control.md): one command
+// line in, one JSON line out, applied to the movie's playback. Every road a
+// command comes by (the TCP control channel, a display node's keys) ends
+// here, so a command has the same effect and reply whichever way it came.
+// Needs no MPI and no network: tests and the control fuzz target drive it
+// directly.
+//
+// The line is untrusted bytes (any value, not necessarily UTF-8): replies
+// quote it escaped and are always valid JSON (common/base/json_text.h); nothing
+// here throws. Not thread-safe: the coordinator's thread alone.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/control/playback.h"
+
+namespace tilestream {
+
+class ControlCommands {
+ public:
+  // Adds what `status` says beyond the playback state (the coordinator's
+  // tiles and swap sync) to the reply object.
+  using StatusFields = std::function<void(nlohmann::json*)>;
+
+  explicit ControlCommands(StatusFields status = {}) : status_(std::move(status)) {}
+
+  // The playback the commands drive; null (the default) is benchmark mode,
+  // where only status, help and stop answer.
+  void set_playback(Playback* playback) { playback_ = playback; }
+  // The wall tick the replies report.
+  void set_tick(uint64_t tick) { tick_ = tick; }
+  // A `stop` came: the owner ends the job.
+  bool stop_requested() const { return stop_requested_; }
+
+  // Parses, applies and answers one line (without its line end).
+  std::string Handle(std::string_view line);
+
+  // {"ok":true,"state":...,"frame":...}: the reply of every playback command.
+  nlohmann::json PlaybackState() const;
+
+ private:
+  StatusFields status_;
+  Playback* playback_ = nullptr;
+  uint64_t tick_ = 0;
+  bool stop_requested_ = false;
+};
+
+}  // namespace tilestream

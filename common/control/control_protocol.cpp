@@ -1,0 +1,138 @@
+#include "common/control/control_protocol.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include "common/base/json_text.h"
+
+namespace tilestream {
+namespace {
+
+constexpr size_t kMaxWords = 4;
+
+// Splits at spaces; false if there are more than kMaxWords words.
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+bool Split(std::string_view line, std::array<std::string_view, kMaxWords>* w, size_t* n) {
+  *n = 0;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && IsBlank(line[i])) ++i;
+    if (i == line.size()) break;
+    size_t end = i;
+    while (end < line.size() && !IsBlank(line[end])) ++end;
+    if (*n == kMaxWords) return false;
+    (*w)[(*n)++] = line.substr(i, end - i);
+    i = end;
+  }
+  return true;
+}
+
+template <typename T>
+bool Integer(std::string_view s, T* out) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+}
+
+bool Real(std::string_view s, double* out) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && !s.empty() && std::isfinite(*out);
+}
+
+std::string Shown(std::string_view s) { return Printable(s, 40); }
+
+}  // namespace
+
+std::pair<std::string_view, std::string_view> SplitFirstWord(std::string_view line) {
+  size_t start = 0;
+  while (start < line.size() && IsBlank(line[start])) ++start;
+  size_t end = start;
+  while (end < line.size() && !IsBlank(line[end])) ++end;
+  size_t rest = end;
+  while (rest < line.size() && IsBlank(line[rest])) ++rest;
+  return {line.substr(start, end - start), line.substr(rest)};
+}
+
+std::string_view CommandHelp() {
+  return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop "
+         "on|off | status | "
+         "help | axis I V (V in -1..1) | button I 0|1 | stop";
+}
+
+Result<Command> ParseCommand(std::string_view line) {
+  std::array<std::string_view, kMaxWords> w;
+  size_t n = 0;
+  if (!Split(line, &w, &n)) return Status::InvalidArgument("too many words");
+  if (n == 0) return Status::InvalidArgument("empty command");
+  Command c;
+  const std::string_view name = w[0];
+  auto args = [&](size_t want) -> Status {
+    if (n - 1 == want) return Status::Ok();
+    return Status::InvalidArgument(
+        fmt::format("{} takes {} argument{}", name, want, want == 1 ? "" : "s"));
+  };
+  auto bad = [&](std::string_view what, std::string_view got) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected {}, got '{}'", name, what, Shown(got)));
+  };
+  if (name == "play" || name == "pause" || name == "toggle" || name == "status" || name == "help" ||
+      name == "stop") {
+    TS_RETURN_IF_ERROR(args(0));
+    c.kind = name == "play"     ? CommandKind::kPlay
+             : name == "pause"  ? CommandKind::kPause
+             : name == "toggle" ? CommandKind::kToggle
+             : name == "status" ? CommandKind::kStatus
+             : name == "help"   ? CommandKind::kHelp
+                                : CommandKind::kStop;
+    return c;
+  }
+  if (name == "seek") {
+    TS_RETURN_IF_ERROR(args(1));
+    c.kind = CommandKind::kSeek;
+    if (!Integer(w[1], &c.frame) || c.frame < 0) return bad("a frame number >= 0", w[1]);
+    return c;
+  }
+  if (name == "step") {
+    TS_RETURN_IF_ERROR(args(1));
+    c.kind = CommandKind::kStep;
+    if (!Integer(w[1], &c.count) || c.count < -1'000'000 || c.count > 1'000'000)
+      return bad("+N or -N frames", w[1]);
+    return c;
+  }
+  if (name == "speed") {
+    TS_RETURN_IF_ERROR(args(1));
+    c.kind = CommandKind::kSpeed;
+    if (!Real(w[1], &c.value) || std::abs(c.value) > 64) return bad("a speed -64..64", w[1]);
+    return c;
+  }
+  if (name == "loop") {
+    TS_RETURN_IF_ERROR(args(1));
+    c.kind = CommandKind::kLoop;
+    if (w[1] != "on" && w[1] != "off") return bad("on or off", w[1]);
+    c.on = w[1] == "on";
+    return c;
+  }
+  if (name == "axis") {
+    TS_RETURN_IF_ERROR(args(2));
+    c.kind = CommandKind::kAxis;
+    if (!Integer(w[1], &c.index) || c.index > 255) return bad("an axis 0..255", w[1]);
+    if (!Real(w[2], &c.value) || c.value < -1 || c.value > 1) return bad("a value -1..1", w[2]);
+    return c;
+  }
+  if (name == "button") {
+    TS_RETURN_IF_ERROR(args(2));
+    c.kind = CommandKind::kButton;
+    if (!Integer(w[1], &c.index) || c.index > 255) return bad("a button 0..255", w[1]);
+    if (w[2] != "0" && w[2] != "1") return bad("0 or 1", w[2]);
+    c.on = w[2] == "1";
+    return c;
+  }
+  return Status::InvalidArgument(fmt::format("unknown command '{}' (try help)", Shown(name)));
+}
+
+}  // namespace tilestream

@@ -1,0 +1,189 @@
+#include "common/control/swap_sync.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <climits>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace tilestream {
+
+SwapSyncMaster::SwapSyncMaster(uint32_t tiles, bool partial_policy)
+    : tiles_(tiles), partial_(partial_policy), members_(tiles, false) {}
+
+void SwapSyncMaster::SetMember(uint32_t tile, bool member) {
+  if (tile >= tiles_ || members_[tile] == member) return;
+  members_[tile] = member;
+  member_count_ += member ? 1 : -1;
+}
+
+void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns) {
+  if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
+  pending_.push_back({tick, timestamp, deadline_ns, members_, std::vector<bool>(tiles_, false)});
+}
+
+void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
+  if (tile < tiles_) {
+    for (Pending& p : pending_) {
+      if (p.timestamp == timestamp) {
+        p.complete[tile] = true;
+        return;
+      }
+    }
+  }
+  ++stats_.unmatched;
+}
+
+bool SwapSyncMaster::AllComplete(const Pending& p) const {
+  for (uint32_t t = 0; t < tiles_; ++t)
+    if (p.members[t] && members_[t] && !p.complete[t]) return false;
+  return true;
+}
+
+bool SwapSyncMaster::AnyMember(const Pending& p) const {
+  for (uint32_t t = 0; t < tiles_; ++t)
+    if (p.members[t] && members_[t]) return true;
+  return false;
+}
+
+void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out) {
+  out->push_back({d, p.tick, p.timestamp});
+  ++(d == SyncDecision::kPresent ? stats_.presented : d == SyncDecision::kSkip ? stats_.skipped : stats_.partial);
+  if (d == SyncDecision::kSkip) return;
+  if (released_.size() == kMaxReleased) {
+    FinishSkew(released_.front());
+    released_.pop_front();
+  }
+  released_.push_back({p.timestamp, std::vector<bool>(tiles_, false)});
+}
+
+void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
+  while (!pending_.empty()) {
+    const Pending& p = pending_.front();
+    if (!AnyMember(p)) {
+      // Nobody to show it: drop it, uncounted.
+    } else if (AllComplete(p)) {
+      Release(SyncDecision::kPresent, p, out);
+    } else if (now_ns >= p.deadline_ns) {
+      Release(partial_ ? SyncDecision::kPartial : SyncDecision::kSkip, p, out);
+    } else {
+      return;
+    }
+    pending_.pop_front();
+  }
+}
+
+int64_t SwapSyncMaster::next_deadline_ns() const {
+  return pending_.empty() ? INT64_MAX : pending_.front().deadline_ns;
+}
+
+void SwapSyncMaster::Shown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
+  for (auto it = released_.begin(); it != released_.end() && tile < tiles_; ++it) {
+    if (it->timestamp != timestamp) continue;
+    if (it->seen[tile]) return;  // said twice
+    it->seen[tile] = true;
+    if (it->shown == 0) it->first_ns = it->last_ns = shown_ns;
+    it->first_ns = std::min(it->first_ns, shown_ns);
+    it->last_ns = std::max(it->last_ns, shown_ns);
+    if (++it->shown >= member_count_) {
+      FinishSkew(*it);
+      released_.erase(it);
+    }
+    return;
+  }
+  ++stats_.unmatched;
+}
+
+void SwapSyncMaster::FinishSkew(const Released& r) {
+  if (r.shown < 2) return;
+  const int64_t skew = r.last_ns - r.first_ns;
+  ++stats_.skew_samples;
+  stats_.skew_sum_ns += skew;
+  stats_.skew_max_ns = std::max(stats_.skew_max_ns, skew);
+  recent_max_skew_ = std::max(recent_max_skew_, skew);
+  skews_.Add(skew);
+}
+
+int64_t SwapSyncMaster::TakeRecentMaxSkew() { return std::exchange(recent_max_skew_, 0); }
+
+namespace {
+
+// Splits `line` at spaces into at most N words; false if there are more.
+template <size_t N>
+bool Words(std::string_view line, std::array<std::string_view, N>* words, size_t* count) {
+  *count = 0;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i == line.size()) break;
+    const size_t end = std::min(line.find(' ', i), line.size());
+    if (*count == N) return false;
+    (*words)[(*count)++] = line.substr(i, end - i);
+    i = end;
+  }
+  return true;
+}
+
+template <typename T>
+bool Number(std::string_view s, T* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+}  // namespace
+
+std::string FormatComplete(uint32_t tile, uint32_t timestamp) { return fmt::format("complete {} {}", tile, timestamp); }
+
+std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
+  return fmt::format("shown {} {} {}", tile, timestamp, shown_ns);
+}
+
+std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete) {
+  return fmt::format("stats {} {} {} {}", tile, frames, lost, incomplete);
+}
+
+std::optional<SyncReport> ParseSyncReport(std::string_view line) {
+  std::array<std::string_view, 5> w;
+  size_t n = 0;
+  if (!Words(line, &w, &n) || n < 3) return std::nullopt;
+  SyncReport r;
+  if (w[0] == "stats" && n == 5) {
+    r.kind = SyncReport::Kind::kStats;
+    if (!Number(w[1], &r.tile) || !Number(w[2], &r.frames) || !Number(w[3], &r.lost) ||
+        !Number(w[4], &r.incomplete))
+      return std::nullopt;
+    return r;
+  }
+  if (w[0] == "complete" && n == 3) {
+    r.kind = SyncReport::Kind::kComplete;
+  } else if (w[0] == "shown" && n == 4) {
+    r.kind = SyncReport::Kind::kShown;
+    if (!Number(w[3], &r.shown_ns)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if (!Number(w[1], &r.tile) || !Number(w[2], &r.timestamp)) return std::nullopt;
+  return r;
+}
+
+std::string FormatSyncEvent(const SyncEvent& e) {
+  static constexpr const char* kWords[] = {"present", "skip", "partial"};
+  return fmt::format("{} {} {}", kWords[static_cast<int>(e.decision)], e.timestamp, e.tick);
+}
+
+std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
+  std::array<std::string_view, 3> w;
+  size_t n = 0;
+  if (!Words(line, &w, &n) || n != 3) return std::nullopt;
+  SyncEvent e;
+  if (w[0] == "present") e.decision = SyncDecision::kPresent;
+  else if (w[0] == "skip") e.decision = SyncDecision::kSkip;
+  else if (w[0] == "partial") e.decision = SyncDecision::kPartial;
+  else return std::nullopt;
+  if (!Number(w[1], &e.timestamp) || !Number(w[2], &e.tick)) return std::nullopt;
+  return e;
+}
+
+}  // namespace tilestream

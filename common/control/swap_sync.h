@@ -1,0 +1,128 @@
+// Whole-frame swap sync across the tiles of a wall (docs/control.md,
+// "Swap sync"): receivers report each tick whose frame they have complete;
+// the master (the streamer's coordinator) releases a tick for presentation
+// once every taking-part tile has it, in tick order, or at the tick's
+// deadline skips it on every tile (or, with the partial policy, has every
+// tile show what it has). Receivers report when they showed a released
+// tick; the spread of those times per tick is the skew.
+//
+// Ticks are named on the wire by their RTP timestamp, which every tile of
+// a tick shares. SwapSyncMaster is plain logic with the clock passed in, so
+// it is tested without sockets; not thread-safe (the coordinator's thread).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/control/skew_histogram.h"
+
+namespace tilestream {
+
+enum class SyncDecision : uint8_t { kPresent = 0, kSkip = 1, kPartial = 2 };
+
+struct SyncEvent {
+  SyncDecision decision = SyncDecision::kPresent;
+  uint64_t tick = 0;
+  uint32_t timestamp = 0;
+};
+
+struct SyncStats {
+  uint64_t presented = 0;  // released with every tile complete
+  uint64_t skipped = 0;    // incomplete at the deadline, skip policy
+  uint64_t partial = 0;    // incomplete at the deadline, partial policy
+  uint64_t unmatched = 0;  // reports of a tick not waiting (late or unknown)
+  uint64_t skew_samples = 0;  // released ticks shown by two tiles or more
+  int64_t skew_sum_ns = 0;
+  int64_t skew_max_ns = 0;
+  double skew_mean_ms() const { return skew_samples ? skew_sum_ns / 1e6 / skew_samples : 0; }
+};
+
+class SwapSyncMaster {
+ public:
+  SwapSyncMaster(uint32_t tiles, bool partial_policy);
+
+  // Whether tile's receiver takes part (its node is connected). A tick is
+  // released when every tile that took part when it opened, and still
+  // does, has it (a node joining mid-stream waits for the next tick); with
+  // none, the tick is dropped uncounted.
+  void SetMember(uint32_t tile, bool member);
+  bool member(uint32_t tile) const { return members_[tile]; }
+
+  // A tick the clock just sent; decided at deadline_ns at the latest.
+  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns);
+  // Tile has tick `timestamp` complete.
+  void Complete(uint32_t tile, uint32_t timestamp);
+  // Appends the decisions due at now_ns, in tick order.
+  void Decide(int64_t now_ns, std::vector<SyncEvent>* out);
+  // When Decide next has something to do at the latest (INT64_MAX: nothing).
+  int64_t next_deadline_ns() const;
+  // Tile showed released tick `timestamp` at shown_ns (CLOCK_REALTIME, so
+  // that display nodes with synchronised clocks compare).
+  void Shown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
+
+  const SyncStats& stats() const { return stats_; }
+  // Skews of ticks finished since the last call (for a line a second).
+  int64_t TakeRecentMaxSkew();
+  // The skews measured, for percentiles in the final report.
+  const SkewHistogram& skews() const { return skews_; }
+
+ private:
+  struct Pending {
+    uint64_t tick;
+    uint32_t timestamp;
+    int64_t deadline_ns;
+    std::vector<bool> members;  // at open
+    std::vector<bool> complete;
+  };
+  struct Released {
+    uint32_t timestamp;
+    std::vector<bool> seen;  // per tile
+    uint32_t shown = 0;
+    int64_t first_ns = 0, last_ns = 0;
+  };
+  static constexpr size_t kMaxPending = 256;   // ticks awaiting a decision
+  static constexpr size_t kMaxReleased = 64;   // ticks whose skew is being measured
+
+  bool AllComplete(const Pending& p) const;
+  bool AnyMember(const Pending& p) const;
+  void Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out);
+  void FinishSkew(const Released& r);
+
+  uint32_t tiles_;
+  bool partial_;
+  std::vector<bool> members_;
+  uint32_t member_count_ = 0;
+  std::deque<Pending> pending_;
+  std::deque<Released> released_;
+  SyncStats stats_;
+  SkewHistogram skews_;
+  int64_t recent_max_skew_ = 0;
+};
+
+// The sync lines, receiver to master:  "complete TILE TIMESTAMP",
+// "shown TILE TIMESTAMP REALTIME_NS"; master to receiver: "present TS TICK",
+// "skip TS TICK", "partial TS TICK". Parsers take untrusted text: nullopt on anything
+// malformed.
+// Once a second a receiver also says per tile "stats TILE FRAMES LOST
+// INCOMPLETE": frames shown in the last second, packets lost and frames
+// incomplete so far (for the control channel's status).
+struct SyncReport {
+  enum class Kind : uint8_t { kComplete = 0, kShown = 1, kStats = 2 };
+  Kind kind = Kind::kComplete;
+  uint32_t tile = 0;
+  uint32_t timestamp = 0;
+  int64_t shown_ns = 0;
+  uint64_t frames = 0, lost = 0, incomplete = 0;  // kStats
+};
+std::string FormatComplete(uint32_t tile, uint32_t timestamp);
+std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
+std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete);
+std::optional<SyncReport> ParseSyncReport(std::string_view line);
+std::string FormatSyncEvent(const SyncEvent& e);
+std::optional<SyncEvent> ParseSyncEvent(std::string_view line);
+
+}  // namespace tilestream

@@ -1,0 +1,166 @@
+#include "common/net/line_channel.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/net/udp_socket.h"
+
+namespace tilestream {
+namespace {
+
+bool SetNonBlocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+bool IsSoft(int err) { return err == EINTR || err == EAGAIN || err == EWOULDBLOCK; }
+
+}  // namespace
+
+Result<UniqueFd> ListenTcp(const std::string& address, uint16_t port) {
+  auto a = SocketAddress::Resolve(address, port);
+  if (!a.ok()) return a.status();
+  UniqueFd fd(socket(a->storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return Status::IoError("socket", errno);
+  const int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd.get(), a->sockaddr_ptr(), a->length) != 0)
+    return Status::IoError(fmt::format("bind {}:{}", address, port), errno);
+  if (listen(fd.get(), 64) != 0) return Status::IoError("listen", errno);
+  return fd;
+}
+
+Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeout_ms) {
+  auto a = SocketAddress::Resolve(address, port);
+  if (!a.ok()) return a.status();
+  UniqueFd fd(socket(a->storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return Status::IoError("socket", errno);
+  const std::string where = fmt::format("connect {}:{}", address, port);
+  if (connect(fd.get(), a->sockaddr_ptr(), a->length) != 0) {
+    if (errno != EINPROGRESS) return Status::IoError(where, errno);
+    pollfd p{fd.get(), POLLOUT, 0};
+    const int n = poll(&p, 1, timeout_ms);
+    if (n == 0) return Status::IoError(where + ": timed out");
+    if (n < 0) return Status::IoError(where, errno);
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) return Status::IoError(where, err);
+  }
+  const int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+bool ConstantTimeEquals(std::string_view guess, std::string_view secret) {
+  // Every byte of the secret is looked at, whatever the guess; the compiler
+  // cannot stop early on an accumulated OR.
+  unsigned char diff = guess.size() == secret.size() ? 0 : 1;
+  for (size_t i = 0; i < secret.size(); ++i) {
+    const char g = i < guess.size() ? guess[i] : '\0';
+    diff |= static_cast<unsigned char>(g ^ secret[i]);
+  }
+  return diff == 0;
+}
+
+LineChannel::LineChannel(UniqueFd fd, size_t max_line) : fd_(std::move(fd)), max_line_(max_line) {
+  if (fd_.valid()) {
+    SetNonBlocking(fd_.get());
+    const int one = 1;
+    setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+}
+
+void LineChannel::Close(std::string why) {
+  if (broken_) return;
+  broken_ = true;
+  why_ = std::move(why);
+  fd_.reset();
+}
+
+bool LineChannel::Receive() {
+  if (!open()) return false;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = recv(fd_.get(), buf, sizeof buf, 0);
+    if (n > 0) {
+      input_.append(buf, static_cast<size_t>(n));
+      // A peer may not grow our buffer past one line's limit without a "\n".
+      const size_t newline = input_.find_first_of(kLineEnds, scanned_);
+      if (newline == std::string::npos) {
+        scanned_ = input_.size();
+        if (input_.size() > max_line_) {
+          Close("line too long");
+          return false;
+        }
+      } else if (input_.size() > 64 * max_line_) {
+        Close("peer sends faster than it is read");
+        return false;
+      }
+      continue;
+    }
+    if (n == 0) {
+      Close("peer closed");
+      return false;
+    }
+    if (IsSoft(errno)) return true;
+    Close(std::strerror(errno));
+    return false;
+  }
+}
+
+std::optional<std::string> LineChannel::NextLine() {
+  // The "\n" of a "\r\n" whose "\r" ended the last line is no line of its own.
+  if (after_cr_ && !input_.empty()) {
+    if (input_[0] == '\n') input_.erase(0, 1);
+    after_cr_ = false;
+  }
+  const size_t end = input_.find_first_of(kLineEnds);
+  if (end == std::string::npos) {
+    scanned_ = input_.size();
+    return std::nullopt;
+  }
+  if (end > max_line_) {
+    Close("line too long");
+    input_.clear();
+    return std::nullopt;
+  }
+  std::string line = input_.substr(0, end);
+  after_cr_ = input_[end] == '\r';
+  input_.erase(0, end + 1);
+  scanned_ = 0;
+  return line;
+}
+
+bool LineChannel::Send(std::string_view line) {
+  if (!open()) return false;
+  if (output_.size() + line.size() + 1 > kMaxPendingOutput) {
+    Close("peer reads too slowly");
+    return false;
+  }
+  output_.append(line);
+  output_.push_back('\n');
+  return Flush();
+}
+
+bool LineChannel::Flush() {
+  while (open() && !output_.empty()) {
+    const ssize_t n = send(fd_.get(), output_.data(), output_.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      output_.erase(0, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && IsSoft(errno)) return true;
+    Close(n == 0 ? "send returned 0" : std::strerror(errno));
+  }
+  return open();
+}
+
+}  // namespace tilestream

@@ -1,0 +1,238 @@
+// UDP sockets for tile streams.
+//
+// UdpSender: connected to one receiver, bound to a source address and
+// optionally an interface (SO_BINDTODEVICE). Send() takes runs of datagrams,
+// each of one size (its last may be shorter) as a list of iovecs, and hands
+// them all to the kernel in one sendmmsg: with UDP GSO (UDP_SEGMENT) one
+// message per GSO send (up to 64 datagrams, 64 KB); where the kernel or
+// device refuses GSO, one message per datagram from then on. ECONNREFUSED (receiver gone: ICMP port
+// unreachable), ENOBUFS, EAGAIN and EINTR are soft: counted, never fatal.
+//
+// UdpReceiver: bound to an address and port, UDP_GRO on, recvmmsg into
+// buffers sized at Open; coalesced GRO buffers are split back into datagrams.
+//
+// Socket buffers: the requested size is set with SO_*BUFFORCE where
+// permitted (root), else SO_*BUF; if the kernel grants less, one warning per
+// process names the sysctl to raise.
+//
+// Both are movable (buffers stay where they are), not copyable, and used by
+// one thread. Send() and
+// ReceiveBatch() allocate nothing and log nothing.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/base/result.h"
+#include "common/base/unique_fd.h"
+
+namespace tilestream {
+
+// The largest UDP payload and GSO segment count one send may carry.
+inline constexpr size_t kMaxUdpPayload = 65507;
+inline constexpr uint32_t kMaxGsoSegments = 64;
+
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  // A numeric IPv4/IPv6 address or a host name (resolved once, here).
+  static Result<SocketAddress> Resolve(const std::string& host, uint16_t port);
+  std::string ToString() const;
+  bool SameHost(const sockaddr_storage& other) const;
+  const sockaddr* sockaddr_ptr() const { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+
+struct SendStats {
+  uint64_t datagrams = 0;
+  uint64_t bytes = 0;
+  uint64_t syscalls = 0;
+  uint64_t refused = 0;    // datagrams dropped by ECONNREFUSED (receiver gone)
+  uint64_t no_buffer = 0;  // ENOBUFS/EAGAIN: retried
+  uint64_t dropped = 0;    // all datagrams given up: refused, or no buffer after retries
+  uint64_t gso_fallbacks = 0;
+};
+
+// A run of datagrams for UdpSender::Send: the bytes of `iov` cut into
+// datagrams of `datagram_size`, the last one shorter if the total is not a
+// multiple.
+struct DatagramRun {
+  std::span<const iovec> iov;
+  size_t datagram_size = 0;
+};
+
+struct UdpSenderOptions {
+  std::string destination;
+  uint16_t port = 0;
+  std::string source_address;  // bind to this address first; empty: any
+  std::string device;          // SO_BINDTODEVICE; empty: none
+  size_t send_buffer = 4718592;
+  bool gso = true;
+  uint32_t max_datagrams = 256;  // most datagrams one Send() takes, all runs together
+  uint32_t max_iovecs = 1024;    // most iovecs one Send() takes, all runs together
+};
+
+class UdpSender {
+ public:
+  static Result<UdpSender> Open(const UdpSenderOptions& options);
+
+  // Sends the runs, in order, in one system call where nothing fails.
+  // Returns 0, or the errno of a hard error (EBADF, EMSGSIZE, ...) that the
+  // caller reports once.
+  // REQUIRES: 0 < datagram_size <= kMaxUdpPayload for each run; the iovecs
+  //           and datagrams of all runs within max_iovecs, max_datagrams.
+  int Send(std::span<const DatagramRun> runs);
+  int Send(std::span<const iovec> iov, size_t datagram_size) {
+    const DatagramRun run{iov, datagram_size};
+    return Send({&run, 1});
+  }
+
+  // What the receiver sent back on this (connected) socket: RTCP feedback.
+  // Returns the datagram's length; 0 for an ICMP error taken off the socket
+  // (ECONNREFUSED counts one datagram refused); -1 when there is nothing.
+  // Never blocks.
+  ssize_t ReceiveFeedback(std::span<std::byte> buffer);
+  bool gso() const { return gso_; }
+  size_t granted_send_buffer() const { return granted_buffer_; }
+  const SendStats& stats() const { return stats_; }
+  int fd() const { return fd_.get(); }
+
+ private:
+  UdpSender() = default;
+  // Splits iov at datagram boundaries into split_iov_/datagram_begin_ from
+  // datagram `first` on; returns the datagram count after it.
+  uint32_t Split(std::span<const iovec> iov, size_t datagram_size, uint32_t first);
+  // Datagrams [first, end), of one size, as GSO messages from message m on;
+  // returns the message count after them.
+  uint32_t GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m);
+  int SendGso(uint32_t messages, uint32_t datagrams);
+  int SendMmsg(uint32_t first, uint32_t datagrams);
+  // Counts a failed send of `datagrams` datagrams and says what follows:
+  // EINTR and a full buffer (a bounded number of times) retry, ECONNREFUSED
+  // and a buffer that stays full drop them, the rest is hard.
+  enum class ErrorAction { kRetry, kDropped, kHard };
+  ErrorAction OnSendError(int e, int* retries, uint32_t datagrams);
+
+  UniqueFd fd_;
+  bool gso_ = false;
+  size_t granted_buffer_ = 0;
+  SendStats stats_;
+  std::vector<iovec> split_iov_;
+  std::vector<uint32_t> datagram_begin_;  // datagram k: split_iov_[begin[k], begin[k+1])
+  std::vector<uint32_t> datagram_bytes_;
+  std::vector<mmsghdr> mmsgs_;
+  std::vector<uint32_t> message_first_;  // GSO message m: datagrams [first[m], first[m+1])
+  std::vector<std::byte> gso_control_;   // a UDP_SEGMENT control message per GSO message
+};
+
+struct UdpReceiverOptions {
+  std::string bind_address = "0.0.0.0";
+  uint16_t port = 0;  // 0: any free port (tests); see port()
+  size_t receive_buffer = 67108864;
+  bool gro = true;
+  uint32_t batch = 32;   // messages per recvmmsg
+  int timeout_ms = 100;  // ReceiveBatch returns 0 after this long idle
+};
+
+struct ReceiveStats {
+  uint64_t datagrams = 0;
+  uint64_t bytes = 0;
+  uint64_t syscalls = 0;
+  uint64_t truncated = 0;  // MSG_TRUNC: datagram larger than the buffer
+  uint64_t empty = 0;      // zero-length datagrams (in datagrams; never handed on)
+  // Dropped by the kernel with the socket buffer full (see UpdateKernelDrops):
+  // a GSO message of many datagrams counts once.
+  uint64_t kernel_drops = 0;
+  uint64_t feedback_errors = 0;  // SendTo failures
+};
+
+class UdpReceiver {
+ public:
+  static Result<UdpReceiver> Open(const UdpReceiverOptions& options);
+
+  // Waits up to timeout_ms for datagrams and receives a batch. Returns the
+  // number of messages (each one datagram, or several coalesced by GRO), 0
+  // on timeout or a soft error, or -errno on a hard error.
+  int ReceiveBatch();
+
+  // Calls visit(std::span<const std::byte> datagram, const sockaddr_storage& from)
+  // for every datagram of the last batch, in arrival order.
+  template <typename F>
+  void ForEachDatagram(F&& visit) const {
+    for (int m = 0; m < last_count_; ++m) {
+      const std::byte* p = buffers_.data() + size_t(m) * kBufferSize;
+      size_t left = mmsgs_[m].msg_len;
+      const size_t seg = segment_size_[m] ? segment_size_[m] : left;
+      while (left > 0) {
+        const size_t n = left < seg ? left : seg;
+        visit(std::span<const std::byte>(p, n), addresses_[m]);
+        p += n;
+        left -= n;
+      }
+    }
+  }
+
+  // Scatter receive (see PacketPlacement): message m of the next batches
+  // goes to `iov` (the caller's, valid until ResetMessageIov) instead of
+  // message_buffer(m). Its bytes are then not where ForEachDatagram looks.
+  void SetMessageIov(uint32_t m, std::span<const iovec> iov) {
+    mmsgs_[m].msg_hdr.msg_iov = const_cast<iovec*>(iov.data());
+    mmsgs_[m].msg_hdr.msg_iovlen = iov.size();
+  }
+  void ResetMessageIov(uint32_t m) {
+    mmsgs_[m].msg_hdr.msg_iov = &iovs_[m];
+    mmsgs_[m].msg_hdr.msg_iovlen = 1;
+  }
+  uint32_t batch() const { return static_cast<uint32_t>(mmsgs_.size()); }
+  std::byte* message_buffer(uint32_t m) { return buffers_.data() + size_t{m} * kBufferSize; }
+  // Of the last batch: its messages, each one's length, GRO segment size
+  // (0: one datagram) and sender.
+  int last_count() const { return last_count_; }
+  size_t message_length(uint32_t m) const { return mmsgs_[m].msg_len; }
+  uint16_t segment_size(uint32_t m) const { return segment_size_[m]; }
+  const sockaddr_storage& message_source(uint32_t m) const { return addresses_[m]; }
+
+  // Waits this long at most in the next ReceiveBatch calls (microseconds,
+  // >= 1); a system call only when it changes.
+  void SetTimeoutUs(int64_t us);
+  // Sends one datagram back (RTCP feedback to the stream's sender), never
+  // blocking; a failure is counted (stats().feedback_errors), not fatal.
+  void SendTo(std::span<const std::byte> datagram, const sockaddr_storage& to);
+
+  static constexpr size_t kBufferSize = 65536;  // one GRO super-datagram
+  uint16_t port() const { return port_; }
+  bool gro() const { return gro_; }
+  size_t granted_receive_buffer() const { return granted_buffer_; }
+  const ReceiveStats& stats() const { return stats_; }
+  int fd() const { return fd_.get(); }
+  // Reads the socket's drop count into stats().kernel_drops (one syscall,
+  // SO_MEMINFO: call it when reporting, not per batch).
+  void UpdateKernelDrops();
+
+ private:
+  static constexpr size_t kControlSize = 64;
+  UdpReceiver() = default;
+
+  UniqueFd fd_;
+  uint16_t port_ = 0;
+  bool gro_ = false;
+  size_t granted_buffer_ = 0;
+  int last_count_ = 0;
+  int64_t timeout_us_ = 0;
+  ReceiveStats stats_;
+  std::vector<std::byte> buffers_;
+  std::vector<std::byte> control_;
+  std::vector<iovec> iovs_;
+  std::vector<mmsghdr> mmsgs_;
+  std::vector<sockaddr_storage> addresses_;
+  std::vector<uint16_t> segment_size_;
+};
+
+}  // namespace tilestream

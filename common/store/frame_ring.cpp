@@ -1,0 +1,171 @@
+#include "common/store/frame_ring.h"
+
+#include <time.h>
+
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/base/clock.h"
+
+namespace tilestream {
+namespace {
+
+std::chrono::steady_clock::time_point SteadyFromMonotonic(int64_t ns) {
+  // steady_clock is CLOCK_MONOTONIC on Linux.
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& movie, uint32_t tile_index,
+                                                           uint32_t slots, bool direct) {
+  if (slots < 3) return Status::InvalidArgument("the frame ring needs at least 3 slots");
+  auto reader = TileReader::Open(movie, tile_index, direct);
+  if (!reader.ok()) return reader.status();
+  std::unique_ptr<DiskFrameRing> ring(new DiskFrameRing(std::move(reader).value(), movie.frames));
+  ring->slots_.resize(slots);
+  for (Slot& s : ring->slots_) {
+    auto b = AlignedBuffer::Allocate(movie.frame_stride);
+    if (!b.ok()) return b.status();
+    s.buffer = std::move(b).value();
+  }
+  ring->thread_ = std::thread([r = ring.get()] { r->ReadLoop(); });
+  return ring;
+}
+
+DiskFrameRing::~DiskFrameRing() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  reader_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DiskFrameRing::ReadLoop() {
+  std::unique_lock lock(mu_);
+  while (!stop_ && !failed_) {
+    Slot* slot = nullptr;
+    bool have_next = false;  // paused: read the frame wanted once, then rest
+    for (Slot& s : slots_) {
+      if (s.state == SlotState::kFree) slot = &s;
+      else if (s.frame == next_frame_ && (s.generation == generation_ || s.state == SlotState::kHeld ||
+                                          s.state == SlotState::kInUse))
+        have_next = true;
+    }
+    if (!slot || (step_ == 0 && have_next)) {
+      reader_cv_.wait(lock);
+      continue;
+    }
+    const uint64_t frame = next_frame_;
+    const uint64_t generation = generation_;
+    const auto n = static_cast<int64_t>(frames_);
+    next_frame_ = static_cast<uint64_t>(((static_cast<int64_t>(next_frame_) + step_) % n + n) % n);
+    slot->state = SlotState::kFilling;
+    slot->frame = frame;
+    slot->generation = generation;
+    lock.unlock();
+    const int64_t t0 = MonotonicNs();
+    const Status s = reader_.ReadFrame(frame, slot->buffer.span());
+    const int64_t t1 = MonotonicNs();
+    lock.lock();
+    stats_.read_ns += t1 - t0;
+    if (!s.ok()) {
+      ++stats_.errors;
+      error_ = s.message();
+      failed_ = true;
+      slot->state = SlotState::kFree;
+      sender_cv_.notify_all();
+      break;
+    }
+    stats_.frames_read++;
+    stats_.bytes_read += reader_.frame_stride();
+    if (generation != generation_) {
+      slot->state = SlotState::kFree;  // a seek happened meanwhile
+      continue;
+    }
+    slot->state = SlotState::kReady;
+    slot->sequence = sequence_++;
+    sender_cv_.notify_all();
+  }
+}
+
+void DiskFrameRing::SetReadAhead(int32_t step) {
+  std::lock_guard lock(mu_);
+  if (step == step_) return;
+  step_ = step;
+  reader_cv_.notify_all();
+}
+
+const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
+  std::unique_lock lock(mu_);
+  if (held_ >= 0 && slots_[static_cast<size_t>(held_)].frame == index) {  // the same frame again
+    in_use_ = std::exchange(held_, -1);
+    slots_[static_cast<size_t>(in_use_)].state = SlotState::kInUse;
+    return slots_[static_cast<size_t>(in_use_)].buffer.data();
+  }
+  for (;;) {
+    // The wanted frame, and every ready frame read before it (skipped).
+    int found = -1;
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].state == SlotState::kReady && slots_[i].frame == index) found = static_cast<int>(i);
+    if (found >= 0) {
+      for (Slot& s : slots_)
+        if (s.state == SlotState::kReady && s.sequence < slots_[found].sequence) s.state = SlotState::kFree;
+      slots_[found].state = SlotState::kInUse;
+      in_use_ = found;
+      reader_cv_.notify_all();
+      return slots_[found].buffer.data();
+    }
+    if (failed_) return nullptr;  // frames read before the error were still delivered
+    // Not read yet: whatever is ready was read before it (skipped frames),
+    // unless `index` is neither being read nor next, which is a seek.
+    bool coming = next_frame_ == index;
+    for (const Slot& s : slots_)
+      if (s.state == SlotState::kFilling && s.frame == index && s.generation == generation_) coming = true;
+    for (Slot& s : slots_)
+      if (s.state == SlotState::kReady) s.state = SlotState::kFree;
+    if (!coming) {
+      next_frame_ = index % frames_;
+      ++generation_;
+      ++stats_.restarts;
+    }
+    reader_cv_.notify_all();
+    if (sender_cv_.wait_until(lock, SteadyFromMonotonic(deadline_ns)) == std::cv_status::timeout) {
+      ++stats_.stalls;
+      return nullptr;
+    }
+  }
+}
+
+// The released frame stays held (never read into) until the next one is
+// released, so that after a read error LastFrame() is intact.
+void DiskFrameRing::Release() {
+  std::lock_guard lock(mu_);
+  if (in_use_ < 0) return;
+  if (held_ >= 0) slots_[static_cast<size_t>(held_)].state = SlotState::kFree;
+  held_ = in_use_;
+  slots_[static_cast<size_t>(held_)].state = SlotState::kHeld;
+  in_use_ = -1;
+  reader_cv_.notify_all();
+}
+
+const std::byte* DiskFrameRing::LastFrame() const {
+  std::lock_guard lock(mu_);
+  const int last = in_use_ >= 0 ? in_use_ : held_;
+  return last >= 0 ? slots_[static_cast<size_t>(last)].buffer.data() : nullptr;
+}
+
+std::string DiskFrameRing::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+FrameSourceStats DiskFrameRing::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace tilestream

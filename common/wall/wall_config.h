@@ -1,0 +1,187 @@
+// The wall configuration: the wall (layout, tile size, bezels, fps), the
+// stream settings, the streamer's NICs, the display nodes and the control
+// listener, loaded from TOML (see docs/config.md) or built from defaults.
+//
+// Loading validates everything and resolves each tile's route (display node,
+// address, port, display index, NIC); every problem is reported with the
+// file, the line, the key and what is wrong. A WallConfig is a plain value:
+// build it once at start-up and share it read-only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/wall/layout.h"
+#include "common/wire/packetizer.h"
+#include "common/base/result.h"
+#include "common/wire/rfc4175.h"
+
+namespace tilestream {
+
+struct WallSettings {
+  Layout layout{5, 3};
+  TileGeometry tile{640, 400};
+  uint32_t bezel_x = 0;  // source pixels hidden between two tiles side by side
+  uint32_t bezel_y = 0;  // ... and between two tiles one above the other
+  double fps = 30;
+
+  // The whole-wall source frame, bezels included.
+  uint32_t source_width() const {
+    return layout.columns * tile.width + (layout.columns - 1) * bezel_x;
+  }
+  uint32_t source_height() const { return layout.rows * tile.height + (layout.rows - 1) * bezel_y; }
+  // Payload bit rate of one tile stream at fps.
+  double tile_bits_per_second() const { return tile.frame_bytes() * 8.0 * fps; }
+};
+
+struct PixelOrigin {
+  uint32_t x = 0;
+  uint32_t y = 0;
+};
+
+// Top-left pixel of tile `tile_index` in the wall's source frame (bezels
+// included): where the cutter takes the tile from and the mosaic puts it.
+PixelOrigin TileOrigin(const WallSettings& wall, uint32_t tile_index);
+
+struct StreamSettings {
+  uint32_t mtu = 9000;
+  Packing packing = Packing::kPacked;
+  size_t send_buffer = 4718592;      // SO_SNDBUF per tile stream (4.5 MiB)
+  size_t receive_buffer = 67108864;  // SO_RCVBUF per tile stream (64 MiB)
+  bool pacing = true;
+  // Pacing by time (common/send/pacer.h): a paced burst is max_burst_bytes of
+  // packets, or the packets of one quantum where that is less.
+  uint32_t pacing_quantum_us = 10000;
+  uint64_t max_burst_bytes = 512 * 1024;
+  uint8_t payload_type = kDefaultPayloadType;
+  uint16_t port_base = 50000;
+  // Retransmission of lost packets (RFC 4585 NACK, RFC 4588 RTX; see
+  // docs/protocol.md): on for our own streams unless switched off here or
+  // per tile ([[node]] no_retransmission). Retransmissions are capped at
+  // this share of the stream's bytes.
+  bool retransmission = true;
+  double retransmission_share = 0.05;
+  uint8_t rtx_payload_type = 97;  // tile i goes to port_base + i unless a node says otherwise
+};
+
+struct Nic {
+  std::string name;     // interface, e.g. "eth2"; used for SO_BINDTODEVICE
+  std::string address;  // source address to bind; empty: the kernel chooses
+  int numa_node = -1;   // -1: unknown / no NUMA
+  double speed_gbps = 10;
+};
+
+struct DisplayNode {
+  std::string name;
+  std::string address;
+  std::vector<TileId> tiles;    // in the order of the config
+  std::vector<uint16_t> ports;  // per tile
+  std::vector<int> displays;    // per tile: SDL display index
+  std::string nic;              // pins the node's tiles to this NIC; empty: balanced
+  // Tiles fed by another sender than our streamer (docs/config.md):
+  std::vector<std::string> sdp;  // per tile: an SDP file describing its stream, or ""
+  std::vector<TileId> any_ssrc;  // these tiles accept any SSRC (lock onto the first sender)
+  std::vector<TileId> no_retransmission;  // these tiles neither ask for nor get retransmissions
+};
+
+struct ControlSettings {
+  std::string listen_address = "127.0.0.1";
+  // Where receivers and wallctl connect; empty: listen_address (required
+  // when that is a wildcard).
+  std::string address;
+  uint16_t port = 7470;
+  std::string token_file;          // required unless listen_address is loopback
+  uint32_t idle_timeout_s = 600;   // a command connection silent this long is closed
+  uint32_t max_clients = 64;       // connections at once (commands and sync); one more is refused
+  uint32_t max_line_bytes = 4096;  // a longer line closes its connection
+
+  const std::string& client_address() const { return address.empty() ? listen_address : address; }
+};
+
+// What joystick events do (docs/control.md): the [joystick] table.
+struct JoystickMap {
+  uint32_t scrub_axis = 0;
+  double scrub_speed = 8;   // frames per tick at full deflection
+  double dead_zone = 0.15;  // |value| below this is the centre
+  uint32_t toggle_button = 0;
+  uint32_t step_back_button = 4;
+  uint32_t step_forward_button = 5;
+};
+
+// Swap sync (docs/control.md): a tick is shown when every tile has it, or at
+// its deadline is skipped on every tile (or shown as it is, with `partial`).
+struct SyncSettings {
+  bool enabled = true;
+  bool partial = false;      // policy "partial"; default "skip"
+  uint32_t deadline_ms = 0;  // after the tick's frame has been sent; 0: one frame interval
+  uint32_t wait_ms = 2000;   // before tick 0, for every display node to join
+
+  // From the start of a tick's send to its deadline.
+  int64_t deadline_after_tick_ns(double fps) const {
+    const double interval_ns = 1e9 / fps;
+    return static_cast<int64_t>(interval_ns + (deadline_ms ? deadline_ms * 1e6 : interval_ns));
+  }
+};
+
+// Where one tile's stream goes and leaves from.
+struct TileRoute {
+  uint32_t node = 0;  // index into WallConfig::nodes
+  uint16_t port = 0;
+  int display = 0;
+  uint32_t nic = 0;  // index into WallConfig::nics
+  std::string sdp;   // the SDP file describing its stream (as written in the config), or ""
+  bool any_ssrc = false;
+  // Lost packets are asked for again and retransmitted: our own stream (no
+  // SDP file) with retransmission on for the wall and this tile.
+  bool retransmission = false;
+};
+
+struct WallConfig {
+  std::string source = "<defaults>";  // file the config came from
+  WallSettings wall;
+  StreamSettings stream;
+  std::vector<Nic> nics;
+  std::vector<DisplayNode> nodes;
+  ControlSettings control;
+  SyncSettings sync;
+  JoystickMap joystick;
+  std::vector<TileRoute> routes;  // per tile index; filled by Validate
+  // Line of each key in `source` ("node[1].tiles" -> 42), for messages.
+  std::vector<std::pair<std::string, int>> key_lines;
+
+  uint32_t tile_count() const { return wall.layout.tile_count(); }
+  size_t max_udp_payload() const { return MaxUdpPayloadForMtu(stream.mtu); }
+};
+
+// The defaults: `layout` of 640x400 tiles at 30 fps, one node "localhost"
+// on 127.0.0.1 serving every tile, one NIC "default" chosen by the kernel.
+// Validated.
+WallConfig DefaultWallConfig(Layout layout);
+
+// Parses TOML text; `source` names it in messages. Missing sections take the
+// defaults above (no [[node]]: every tile to localhost). Validated.
+Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view source);
+Result<WallConfig> LoadWallConfig(const std::string& path);
+
+// Checks the cross-field rules (tiles inside the layout and on exactly one
+// node, unique names, no port clash, known NICs, MTU big enough, control
+// token for a non-loopback listener) and fills `routes`, assigning NICs.
+// Used after command-line flags changed a loaded config.
+Status ValidateWallConfig(WallConfig* config);
+
+bool IsLoopbackAddress(std::string_view address);
+
+// The RTP SSRC of tile `tile_index`: "ts" and the index, stable for a wall,
+// so that receivers and SDP files know it without being told.
+inline uint32_t TileSsrc(uint32_t tile_index) { return 0x74730000u | (tile_index & 0xffff); }
+// Its retransmission stream's SSRC ("tr"), and the SSRC its receiver's
+// NACKs come from ("td").
+inline uint32_t TileRtxSsrc(uint32_t tile_index) { return 0x74720000u | (tile_index & 0xffff); }
+inline uint32_t TileReceiverSsrc(uint32_t tile_index) {
+  return 0x74640000u | (tile_index & 0xffff);
+}
+
+}  // namespace tilestream

@@ -1,0 +1,83 @@
+#include "common/control/control_commands.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tilestream {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The reply must be one JSON object with a boolean "ok", on one line.
+nlohmann::json Parsed(const std::string& reply) {
+  EXPECT_EQ(reply.find('\n'), std::string::npos) << reply;
+  auto j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(j.is_object() && j.contains("ok") && j["ok"].is_boolean()) << reply;
+  return j;
+}
+
+TEST(ControlCommands, PlaybackCommandsChangeThePlaybackAndReplyItsState) {
+  Playback p(100, 30);
+  ControlCommands commands;
+  commands.set_playback(&p);
+  commands.set_tick(7);
+  auto j = Parsed(commands.Handle("seek 42"));
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["frame"], 42);
+  EXPECT_EQ(j["tick"], 7);
+  j = Parsed(commands.Handle("pause"));
+  EXPECT_EQ(j["state"], "paused");
+  EXPECT_EQ(p.frame(), 42u);
+  EXPECT_FALSE(p.playing());
+}
+
+TEST(ControlCommands, StatusAddsTheOwnersFieldsAndStopIsRemembered) {
+  ControlCommands commands([](nlohmann::json* j) { (*j)["tiles"] = {1, 2}; });
+  auto j = Parsed(commands.Handle("status"));
+  EXPECT_EQ(j["state"], "benchmark");
+  EXPECT_EQ(j["tiles"].size(), 2u);
+  EXPECT_FALSE(commands.stop_requested());
+  EXPECT_EQ(Parsed(commands.Handle("stop"))["stopping"], true);
+  EXPECT_TRUE(commands.stop_requested());
+}
+
+TEST(ControlCommands, BenchmarkModeRefusesPlaybackCommands) {
+  ControlCommands commands;
+  auto j = Parsed(commands.Handle("play"));
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_THAT(j["error"].get<std::string>(), HasSubstr("benchmark"));
+}
+
+// The crash this guards against: a reply quoting a command word that is not
+// UTF-8 threw from the JSON library and ended the whole job.
+TEST(ControlCommands, EveryByteValueInACommandOrArgumentGetsValidJson) {
+  Playback p(10, 30);
+  ControlCommands commands;
+  commands.set_playback(&p);
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    for (const std::string& line :
+         {std::string(1, c), "seek " + std::string(1, c), std::string("pl") + c + "ay",
+          "loop " + std::string(3, c), "axis 1 " + std::string(1, c)}) {
+      Parsed(commands.Handle(line));
+    }
+  }
+  EXPECT_LT(p.frame(), 10u);
+}
+
+TEST(ControlCommands, BrokenUtf8IsQuotedEscapedInTheError) {
+  ControlCommands commands;
+  for (const std::string& line :
+       {std::string("seek \xff\xfe"), std::string("\xc0\xaf"), std::string("\xe2\x82"),
+        std::string("\xed\xa0\x80 1"), std::string("se\0ek 1", 7)}) {
+    auto j = Parsed(commands.Handle(line));
+    EXPECT_EQ(j["ok"], false) << line;
+  }
+  auto j = Parsed(commands.Handle("seek \xff\xfe"));
+  EXPECT_THAT(j["error"].get<std::string>(), HasSubstr("\\xff\\xfe"));
+}
+
+}  // namespace
+}  // namespace tilestream

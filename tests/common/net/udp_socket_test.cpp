@@ -1,0 +1,223 @@
+// Loopback tests of the UDP sender and receiver: a real kernel path, small
+// enough to fit default socket buffers, bounded in time.
+#include "common/net/udp_socket.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "common/wire/packetizer.h"
+#include "tests/support/packet_builder.h"
+
+namespace tilestream {
+namespace {
+
+using testing::PatternFrame;
+
+UdpReceiver OpenReceiver(bool gro = true) {
+  UdpReceiverOptions o;
+  o.bind_address = "127.0.0.1";
+  o.receive_buffer = 8 << 20;
+  o.gro = gro;
+  o.timeout_ms = 50;
+  auto r = UdpReceiver::Open(o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+UdpSender OpenSender(uint16_t port, bool gso = true) {
+  UdpSenderOptions o;
+  o.destination = "127.0.0.1";
+  o.port = port;
+  o.source_address = "127.0.0.1";
+  o.gso = gso;
+  auto s = UdpSender::Open(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return std::move(s).value();
+}
+
+// Receives until `want` datagrams arrived or a quiet second passes.
+std::vector<std::vector<std::byte>> Drain(UdpReceiver& r, size_t want) {
+  std::vector<std::vector<std::byte>> got;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (got.size() < want && std::chrono::steady_clock::now() < give_up) {
+    if (r.ReceiveBatch() <= 0) continue;
+    r.ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage&) {
+      got.emplace_back(d.begin(), d.end());
+    });
+  }
+  return got;
+}
+
+// Packetizes a frame, sends it as header + pixel iovecs in bursts, receives
+// and reassembles it.
+void SendAndCheckFrame(bool gso, bool gro, uint32_t mtu) {
+  const TileGeometry tile{160, 100};
+  PacketizerOptions po;
+  po.tile = tile;
+  po.max_payload = MaxUdpPayloadForMtu(mtu);
+  auto p = Packetizer::Create(po);
+  ASSERT_TRUE(p.ok());
+  const auto frame = PatternFrame(tile, mtu);
+  UdpReceiver receiver = OpenReceiver(gro);
+  UdpSender sender = OpenSender(receiver.port(), gso);
+
+  std::vector<std::byte> headers(size_t{p->packet_count()} * 1024);
+  std::vector<iovec> iov;
+  constexpr uint32_t kBurst = 8;
+  for (uint32_t first = 0; first < p->packet_count(); first += kBurst) {
+    iov.clear();
+    const uint32_t end = std::min(p->packet_count(), first + kBurst);
+    for (uint32_t i = first; i < end; ++i) {
+      std::byte* h = headers.data() + size_t{i} * 1024;
+      const size_t n = p->WriteHeaders(i, 90000, i, {h, 1024});
+      iov.push_back({h, n});
+      iov.push_back(
+          {const_cast<std::byte*>(frame.data()) + p->pixels(i).offset, p->pixels(i).length});
+      const auto pad = p->padding(i);
+      if (!pad.empty()) iov.push_back({const_cast<std::byte*>(pad.data()), pad.size()});
+    }
+    ASSERT_EQ(sender.Send(iov, p->packet_size(first)), 0);
+  }
+  EXPECT_EQ(sender.stats().datagrams, p->packet_count());
+  EXPECT_EQ(sender.stats().dropped, 0u);
+  if (gso) {
+    EXPECT_TRUE(sender.gso());
+    EXPECT_LE(sender.stats().syscalls, (p->packet_count() + 7) / 8);  // a burst of 8 per call
+  }
+
+  const auto got = Drain(receiver, p->packet_count());
+  ASSERT_EQ(got.size(), p->packet_count());
+  std::vector<std::byte> out(tile.frame_bytes());
+  for (size_t i = 0; i < got.size(); ++i) {
+    Rfc4175View v;
+    ASSERT_EQ(ParseRfc4175(got[i], tile, &v), ParseError::kOk) << i;
+    EXPECT_EQ(v.sequence32(), i);  // loopback keeps order
+    CopySegmentsToFrame(v, tile, out);
+  }
+  EXPECT_TRUE(out == frame);
+}
+
+TEST(UdpSocket, FrameCrossesLoopbackWithGsoAndGro) { SendAndCheckFrame(true, true, 9000); }
+TEST(UdpSocket, FrameCrossesLoopbackWithGsoAt1500Mtu) { SendAndCheckFrame(true, true, 1500); }
+TEST(UdpSocket, FrameCrossesLoopbackWithSendmmsgFallback) { SendAndCheckFrame(false, false, 9000); }
+TEST(UdpSocket, FrameCrossesLoopbackWithGsoToNonGroReceiver) {
+  SendAndCheckFrame(true, false, 1500);
+}
+
+TEST(UdpSocket, SplitsOneBufferIntoDatagramsWithAShorterLast) {
+  for (bool gso : {true, false}) {
+    UdpReceiver receiver = OpenReceiver();
+    UdpSender sender = OpenSender(receiver.port(), gso);
+    std::vector<std::byte> data(10000);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7);
+    // Two iovecs whose boundary falls inside the second datagram.
+    const iovec iov[2] = {{data.data(), 4000}, {data.data() + 4000, 6000}};
+    ASSERT_EQ(sender.Send(iov, 3000), 0);
+    const auto got = Drain(receiver, 4);
+    ASSERT_EQ(got.size(), 4u) << "gso " << gso;
+    std::vector<std::byte> joined;
+    for (const auto& d : got) joined.insert(joined.end(), d.begin(), d.end());
+    EXPECT_EQ(got[3].size(), 1000u);
+    EXPECT_TRUE(joined == data);
+    EXPECT_EQ(sender.stats().bytes, 10000u);
+  }
+}
+
+TEST(UdpSocket, GsoSendsSeveralSuperDatagramsInOneCall) {
+  UdpReceiver receiver = OpenReceiver();
+  UdpSender sender = OpenSender(receiver.port(), true);
+  if (!sender.gso()) GTEST_SKIP() << "kernel without UDP GSO";
+  std::vector<std::byte> data(100 * 1400, std::byte{1});  // 100 datagrams > 64 segments
+  const iovec iov{data.data(), data.size()};
+  ASSERT_EQ(sender.Send({&iov, 1}, 1400), 0);
+  EXPECT_EQ(sender.stats().syscalls, 1u);  // 46 + 46 + 8 (65507 / 1400 = 46 a message)
+  EXPECT_EQ(sender.stats().datagrams, 100u);
+  EXPECT_EQ(Drain(receiver, 100).size(), 100u);
+}
+
+// Runs of different datagram sizes (a burst whose packets differ), with and
+// without GSO: one call, each datagram its run's size.
+TEST(UdpSocket, RunsOfSeveralSizesGoInOneCall) {
+  for (bool gso : {true, false}) {
+    UdpReceiver receiver = OpenReceiver();
+    UdpSender sender = OpenSender(receiver.port(), gso);
+    std::vector<std::byte> a(3 * 2000, std::byte{2}), b(2 * 700 + 100, std::byte{3});
+    const iovec iov_a{a.data(), a.size()}, iov_b{b.data(), b.size()};
+    const DatagramRun runs[2] = {{{&iov_a, 1}, 2000}, {{&iov_b, 1}, 700}};
+    ASSERT_EQ(sender.Send(runs), 0);
+    EXPECT_EQ(sender.stats().syscalls, 1u) << "gso " << gso;
+    const auto got = Drain(receiver, 6);
+    ASSERT_EQ(got.size(), 6u) << "gso " << gso;
+    const size_t sizes[6] = {2000, 2000, 2000, 700, 700, 100};
+    for (size_t i = 0; i < 6; ++i) EXPECT_EQ(got[i].size(), sizes[i]) << i;
+    EXPECT_EQ(got[3][0], std::byte{3});
+  }
+}
+
+TEST(UdpSocket, ReceiverReportsTheSenderAddress) {
+  UdpReceiver receiver = OpenReceiver();
+  UdpSender sender = OpenSender(receiver.port());
+  std::byte b[10] = {};
+  const iovec iov{b, sizeof b};
+  ASSERT_EQ(sender.Send({&iov, 1}, sizeof b), 0);
+  auto local = SocketAddress::Resolve("127.0.0.1", 0);
+  auto other = SocketAddress::Resolve("127.0.0.2", 0);
+  bool seen = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!seen && std::chrono::steady_clock::now() < give_up) {
+    receiver.ReceiveBatch();
+    receiver.ForEachDatagram([&](std::span<const std::byte>, const sockaddr_storage& from) {
+      EXPECT_TRUE(local->SameHost(from));
+      EXPECT_FALSE(other->SameHost(from));
+      seen = true;
+    });
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(UdpSocket, MissingReceiverIsASoftError) {
+  uint16_t port;
+  {
+    UdpReceiver gone = OpenReceiver();
+    port = gone.port();
+  }
+  UdpSender sender = OpenSender(port);
+  std::byte b[100] = {};
+  const iovec iov{b, sizeof b};
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(sender.Send({&iov, 1}, sizeof b), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GT(sender.stats().refused, 0u);  // ICMP port unreachable came back
+}
+
+TEST(UdpSocket, ReceiveTimesOutWithZero) {
+  UdpReceiver receiver = OpenReceiver();
+  EXPECT_EQ(receiver.ReceiveBatch(), 0);
+}
+
+TEST(UdpSocket, UnknownInterfaceIsRefusedOrIgnoredWithoutPrivilege) {
+  UdpSenderOptions o;
+  o.destination = "127.0.0.1";
+  o.port = 9;
+  o.device = "nosuchnic0";
+  auto s = UdpSender::Open(o);
+  if (geteuid() == 0) {  // permitted: the kernel says ENODEV
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("nosuchnic0"), std::string::npos);
+  }
+}
+
+TEST(UdpSocket, UnresolvableDestinationIsAnError) {
+  UdpSenderOptions o;
+  o.destination = "no-such-host.invalid";
+  o.port = 9;
+  EXPECT_FALSE(UdpSender::Open(o).ok());
+}
+
+}  // namespace
+}  // namespace tilestream

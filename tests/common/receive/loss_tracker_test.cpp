@@ -1,0 +1,93 @@
+#include "common/receive/loss_tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <vector>
+
+namespace tilestream {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+std::vector<uint16_t> Due(LossTracker& t, int64_t now) {
+  t.SetNow(now);
+  std::array<uint16_t, 64> out;
+  return {out.begin(), out.begin() + static_cast<ptrdiff_t>(t.TakeDue(out))};
+}
+
+LossTracker::Options Options() {
+  LossTracker::Options o;
+  o.window_ns = 100 * kMs;
+  o.first_retry_ns = 2 * kMs;
+  o.max_requests = 3;
+  return o;
+}
+
+TEST(LossTracker, AsksAtOnceThenBacksOffAndStopsAfterTheLastTry) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(70000, 2);  // extended: 70000 = 4464 mod 2^16
+  EXPECT_EQ(t.next_due_ns(), 0);
+  EXPECT_EQ(Due(t, 0), (std::vector<uint16_t>{4464, 4465}));
+  EXPECT_EQ(Due(t, 1 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(t.next_due_ns(), 2 * kMs);
+  EXPECT_EQ(Due(t, 2 * kMs), (std::vector<uint16_t>{4464, 4465}));
+  EXPECT_EQ(t.next_due_ns(), 6 * kMs);  // then 4 ms later
+  EXPECT_EQ(Due(t, 6 * kMs).size(), 2u);
+  EXPECT_EQ(Due(t, 50 * kMs), std::vector<uint16_t>{});  // three tries
+  EXPECT_EQ(t.stats().requested, 6u);
+  EXPECT_EQ(t.next_due_ns(), 100 * kMs);  // given up at the window's end
+  Due(t, 100 * kMs);
+  EXPECT_EQ(t.stats().unrecoverable, 2u);
+  EXPECT_EQ(t.next_due_ns(), LossTracker::kNever);
+}
+
+TEST(LossTracker, WhatArrivesIsNoLongerAskedFor) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(10, 3);
+  EXPECT_TRUE(t.Arrived(11));
+  EXPECT_FALSE(t.Arrived(11));  // once
+  EXPECT_FALSE(t.Arrived(13));  // never missing
+  EXPECT_EQ(Due(t, 0), (std::vector<uint16_t>{10, 12}));
+  EXPECT_TRUE(t.Arrived(10));
+  EXPECT_TRUE(t.Arrived(12));
+  Due(t, 200 * kMs);
+  EXPECT_EQ(t.stats().unrecoverable, 0u);
+  EXPECT_EQ(t.missing(), 0u);
+}
+
+TEST(LossTracker, NeverAsksAfterTheWindow) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(5, 1);
+  t.SetNow(30 * kMs);
+  t.Lost(9, 1);
+  EXPECT_EQ(Due(t, 100 * kMs), std::vector<uint16_t>{9});  // 5 is past its window
+  EXPECT_EQ(t.stats().unrecoverable, 1u);
+}
+
+TEST(LossTracker, ARestartedStreamGivesUpWhatWasMissing) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(5, 3);
+  t.Arrived(6);
+  t.Forget();
+  EXPECT_EQ(t.stats().unrecoverable, 2u);
+  EXPECT_EQ(t.next_due_ns(), LossTracker::kNever);
+  EXPECT_EQ(Due(t, 0), std::vector<uint16_t>{});
+}
+
+TEST(LossTracker, AGapLargerThanItsRoomIsUnrecoverableBeyondIt) {
+  LossTracker::Options o = Options();
+  o.capacity = 4;
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(0, 10);
+  EXPECT_EQ(t.stats().unrecoverable, 6u);
+  EXPECT_EQ(Due(t, 0).size(), 4u);
+}
+
+}  // namespace
+}  // namespace tilestream

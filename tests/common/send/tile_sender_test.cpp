@@ -1,0 +1,300 @@
+// A tile stream over loopback: packets reassemble to the frame, sequence
+// numbers run on across frames, pacing spreads the frame, and a hurry sends
+// the rest at once.
+#include "common/send/tile_sender.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <limits>
+#include <map>
+#include <thread>
+
+#include "common/base/bytes.h"
+#include "tests/support/packet_builder.h"
+#include "tests/support/wait_for.h"
+
+namespace tilestream {
+namespace {
+
+using testing::PatternFrame;
+
+const TileGeometry kTile{200, 60};
+
+struct Collected {
+  std::vector<std::byte> frame = std::vector<std::byte>(kTile.frame_bytes());
+  std::vector<uint32_t> sequences;
+  std::vector<uint32_t> timestamps;
+  size_t markers = 0;
+};
+
+class Loopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UdpReceiverOptions ro;
+    ro.bind_address = "127.0.0.1";
+    ro.receive_buffer = 8 << 20;
+    ro.timeout_ms = 20;
+    auto r = UdpReceiver::Open(ro);
+    ASSERT_TRUE(r.ok());
+    receiver_ = std::make_unique<UdpReceiver>(std::move(r).value());
+  }
+
+  std::unique_ptr<TileSender> MakeSender(bool pacing, uint32_t mtu = 1500,
+                                         uint64_t burst_bytes = 4 * 1500) {
+    TileSenderOptions o;
+    o.packetizer.tile = kTile;
+    o.packetizer.max_payload = MaxUdpPayloadForMtu(mtu);
+    o.packetizer.ssrc = 77;
+    o.socket.destination = "127.0.0.1";
+    o.socket.port = receiver_->port();
+    o.pacing = pacing;
+    o.max_burst_bytes = burst_bytes;  // several bursts per frame, to see the pacing
+    auto s = TileSender::Create(o, &clock_);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return std::move(s).value();
+  }
+
+  Collected Receive(size_t packets) {
+    Collected c;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (c.sequences.size() < packets && std::chrono::steady_clock::now() < give_up) {
+      if (receiver_->ReceiveBatch() <= 0) continue;
+      receiver_->ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage&) {
+        Rfc4175View v;
+        ASSERT_EQ(ParseRfc4175(d, kTile, &v), ParseError::kOk);
+        CopySegmentsToFrame(v, kTile, c.frame);
+        c.sequences.push_back(v.sequence32());
+        c.timestamps.push_back(v.rtp.timestamp);
+        c.markers += v.rtp.marker;
+      });
+    }
+    return c;
+  }
+
+  MonotonicClock clock_;
+  std::unique_ptr<UdpReceiver> receiver_;
+};
+
+TEST_F(Loopback, FramesReassembleWithSequenceRunningOn) {
+  auto sender = MakeSender(false);
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f0 = PatternFrame(kTile, 1), f1 = PatternFrame(kTile, 2);
+  ASSERT_EQ(sender->SendFrame(f0.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collected a = Receive(n);
+  ASSERT_EQ(sender->SendFrame(f1.data(), 4600, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collected b = Receive(n);
+  EXPECT_TRUE(a.frame == f0);
+  EXPECT_TRUE(b.frame == f1);
+  ASSERT_EQ(a.sequences.size(), n);
+  ASSERT_EQ(b.sequences.size(), n);
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(a.sequences[i], i);
+    EXPECT_EQ(b.sequences[i], n + i);
+    EXPECT_EQ(a.timestamps[i], 1000u);
+    EXPECT_EQ(b.timestamps[i], 4600u);
+  }
+  EXPECT_EQ(a.markers, 1u);
+  EXPECT_EQ(sender->stats().frames, 2u);
+  EXPECT_LT(sender->socket().stats().syscalls, 2u * n);  // GSO batches
+}
+
+// A burst of many packets, more than one GSO message holds (64), of two
+// sizes (the frame's last packet is shorter): one system call.
+TEST_F(Loopback, ABurstIsOneSystemCallWhateverItHolds) {
+  auto sender = MakeSender(false, 500, 1 << 20);
+  const uint32_t n = sender->packetizer().packet_count();
+  ASSERT_GT(n, 64u);
+  const auto f = PatternFrame(kTile, 5);
+  ASSERT_EQ(sender->SendFrame(f.data(), 1, clock_.NowNs(), 1'000'000, nullptr), 0);
+  EXPECT_EQ(sender->socket().stats().syscalls, 1u);
+  EXPECT_EQ(sender->socket().stats().datagrams, n);
+  const Collected c = Receive(n);
+  EXPECT_TRUE(c.frame == f);
+  for (uint32_t i = 0; i < c.sequences.size(); ++i) EXPECT_EQ(c.sequences[i], i);
+}
+
+TEST_F(Loopback, PacingSpreadsTheFrameOverTheInterval) {
+  auto sender = MakeSender(true);
+  const auto f = PatternFrame(kTile, 3);
+  const int64_t start = clock_.NowNs();
+  ASSERT_EQ(sender->SendFrame(f.data(), 1, start, 100'000'000, nullptr), 0);  // 100 ms
+  const int64_t took = clock_.NowNs() - start;
+  // The last burst's slot is just under 95% of 100 ms; pacing never sends early.
+  const uint32_t n = sender->packetizer().packet_count();
+  EXPECT_GE(took, 95'000'000LL * (n - 4) / n);
+  EXPECT_GT(sender->pacer().stats().sleeps, 0u);
+  EXPECT_TRUE(Receive(n).frame == f);
+}
+
+TEST_F(Loopback, HurrySendsTheRestAtOnceAndCountsALateFrame) {
+  auto sender = MakeSender(true);
+  const auto f = PatternFrame(kTile, 4);
+  int asked = 0;
+  const std::function<bool()> hurry = [&] { return ++asked > 1; };
+  const int64_t start = clock_.NowNs();
+  ASSERT_EQ(sender->SendFrame(f.data(), 1, start, 10'000'000'000LL, hurry), 0);  // a 10 s frame
+  EXPECT_LT(clock_.NowNs() - start, 5'000'000'000LL);
+  EXPECT_EQ(sender->stats().late_frames, 1u);
+  EXPECT_TRUE(Receive(sender->packetizer().packet_count()).frame == f);
+}
+
+// The stepwise API a rank serving several tiles uses: bursts due one after
+// the other over the interval, the frame whole, ended by its last burst.
+TEST_F(Loopback, InStepsEachBurstIsDueInTurnAndTheFrameArrivesWhole) {
+  auto sender = MakeSender(true);
+  const auto f = PatternFrame(kTile, 6);
+  const int64_t start = clock_.NowNs();
+  sender->BeginFrame(f.data(), 9, start, 20'000'000);  // 20 ms
+  int64_t last_due = start - 1;
+  int bursts = 0;
+  while (sender->sending()) {
+    const int64_t due = sender->NextBurstNs();
+    EXPECT_GT(due, last_due);
+    EXPECT_LT(due, start + 19'000'000);  // within 95% of the interval
+    last_due = due;
+    while (clock_.NowNs() < due) {
+    }
+    ASSERT_EQ(sender->SendBurst(false), 0);
+    ++bursts;
+  }
+  const uint32_t n = sender->packetizer().packet_count();
+  const uint32_t per_burst = sender->pacer().burst_packets();
+  EXPECT_GT(bursts, 1);
+  EXPECT_EQ(bursts, static_cast<int>((n + per_burst - 1) / per_burst));
+  EXPECT_EQ(sender->stats().frames, 1u);
+  EXPECT_EQ(sender->stats().late_frames, 0u);
+  const Collected c = Receive(n);
+  EXPECT_TRUE(c.frame == f);
+  for (uint32_t i = 0; i < c.sequences.size(); ++i) EXPECT_EQ(c.sequences[i], i);
+
+  auto unpaced = MakeSender(false);
+  unpaced->BeginFrame(f.data(), 9, start, 20'000'000);
+  EXPECT_EQ(unpaced->NextBurstNs(), std::numeric_limits<int64_t>::min()) << "due at once";
+}
+
+// Retransmission: the receiver's Generic NACK comes back on the stream's
+// socket; the sender answers with RFC 4588 packets of the last two frames.
+class Retransmitting : public Loopback {
+ protected:
+  std::unique_ptr<TileSender> MakeSender(double share) {
+    TileSenderOptions o;
+    o.packetizer.tile = kTile;
+    o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
+    o.packetizer.ssrc = 77;
+    o.socket.destination = "127.0.0.1";
+    o.socket.port = receiver_->port();
+    o.pacing = false;
+    o.retransmission = true;
+    o.retransmission_share = share;
+    o.rtx_payload_type = 97;
+    o.rtx_ssrc = 78;
+    auto s = TileSender::Create(o, &clock_);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return std::move(s).value();
+  }
+
+  // Every datagram that arrives, by its (RTP or original) sequence number,
+  // and where the stream comes from.
+  void Collect(size_t datagrams) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    size_t got = 0;
+    while (got < datagrams && std::chrono::steady_clock::now() < give_up) {
+      if (receiver_->ReceiveBatch() <= 0) continue;
+      receiver_->ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage& from) {
+        ++got;
+        from_ = from;
+        const bool rtx = (static_cast<uint8_t>(d[1]) & 0x7f) == 97;
+        (rtx ? rtx_ : original_)[LoadBE16(d.data() + (rtx ? kRtpHeaderSize : 2))] =
+            std::vector<std::byte>(d.begin(), d.end());
+      });
+    }
+  }
+
+  void Nack(TileSender& sender, std::vector<uint16_t> lost) {
+    std::vector<std::byte> nack(1500);
+    size_t taken = 0;
+    nack.resize(WriteGenericNack(1, 77, lost, nack, &taken));
+    const uint64_t before = sender.stats().nacks;
+    receiver_->SendTo(nack, from_);
+    EXPECT_TRUE(testing::WaitFor([&] {
+      sender.AnswerFeedback();
+      return sender.stats().nacks > before;
+    }));
+  }
+
+  sockaddr_storage from_{};
+  std::map<uint16_t, std::vector<std::byte>> original_, rtx_;
+};
+
+TEST_F(Retransmitting, AnswersANackWithTheAskedPacketsOfTheLastTwoFrames) {
+  auto sender = MakeSender(1.0);
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f0 = PatternFrame(kTile, 1), f1 = PatternFrame(kTile, 2);
+  ASSERT_EQ(sender->SendFrame(f0.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  ASSERT_EQ(sender->SendFrame(f1.data(), 4600, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collect(2 * n);
+  ASSERT_EQ(original_.size(), 2 * n);
+  const auto packet_of_f1 = static_cast<uint16_t>(n + 2),
+             never_sent = static_cast<uint16_t>(2 * n + 5);
+  Nack(*sender, {1, packet_of_f1, never_sent});
+  Collect(2);
+  ASSERT_EQ(rtx_.size(), 2u);
+  for (uint16_t sequence : {uint16_t{1}, packet_of_f1}) {
+    ASSERT_TRUE(rtx_.count(sequence)) << sequence;
+    Rfc4175View r, o;
+    uint16_t rtx_sequence = 0;
+    ASSERT_EQ(ParseRtx(rtx_[sequence], kTile, &r, &rtx_sequence), ParseError::kOk);
+    ASSERT_EQ(ParseRfc4175(original_[sequence], kTile, &o), ParseError::kOk);
+    EXPECT_EQ(r.rtp.payload_type, 97);
+    EXPECT_EQ(r.rtp.ssrc, 78u);
+    EXPECT_EQ(r.rtp.timestamp, o.rtp.timestamp);
+    EXPECT_EQ(r.sequence32(), o.sequence32());
+    EXPECT_TRUE(std::equal(r.pixels.begin(), r.pixels.end(), o.pixels.begin(), o.pixels.end()));
+    // Byte for byte what any RFC 4588 sender makes of the original.
+    EXPECT_EQ(rtx_[sequence], testing::MakeRtx(original_[sequence], 97, 78, rtx_sequence));
+  }
+  EXPECT_EQ(sender->stats().retransmitted, 2u);
+  EXPECT_EQ(sender->stats().refused_old, 1u);
+  // Once the ring has the older frame's buffer back, only the last frame is.
+  sender->ForgetOlderFrames();
+  Nack(*sender, {1});
+  EXPECT_EQ(sender->stats().refused_old, 2u);
+}
+
+// The cap: a bucket of at least 128 KiB (here: two frames' share is less),
+// full at the start, filled by a tenth of every byte sent.
+TEST_F(Retransmitting, RetransmitsNoMoreThanItsBucketAndShareOfTheBytesSent) {
+  auto sender = MakeSender(0.1);
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f = PatternFrame(kTile, 1);
+  ASSERT_EQ(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collect(n);
+  std::vector<uint16_t> all(n);
+  for (uint16_t k = 0; k < n; ++k) all[k] = k;
+  for (int round = 0; round < 8; ++round) Nack(*sender, all);  // 8 x 36 KB asked for
+  const TileSenderStats& st = sender->stats();
+  const double stream_bytes =
+      static_cast<double>(sender->socket().stats().bytes - st.retransmitted_bytes);
+  EXPECT_GT(st.retransmitted, 0u);
+  EXPECT_GT(st.refused_cap, 0u);
+  EXPECT_EQ(st.retransmitted + st.refused_cap, 8u * n);
+  EXPECT_LE(static_cast<double>(st.retransmitted_bytes), 128 * 1024 + 0.1 * stream_bytes);
+}
+
+TEST_F(Retransmitting, TakesWhatIsNotRtcpOrBrokenWithoutAnAnswer) {
+  auto sender = MakeSender(1.0);
+  const auto f = PatternFrame(kTile, 1);
+  ASSERT_EQ(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr), 0);
+  Collect(sender->packetizer().packet_count());
+  const std::vector<std::byte> junk(40, std::byte{0x80});
+  receiver_->SendTo(junk, from_);
+  EXPECT_TRUE(testing::WaitFor([&] {
+    sender->AnswerFeedback();
+    return sender->stats().feedback_malformed > 0;
+  }));
+  EXPECT_EQ(sender->stats().retransmitted, 0u);
+}
+
+}  // namespace
+}  // namespace tilestream

@@ -1,0 +1,158 @@
+#include "common/store/frame_ring.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "tests/support/packet_builder.h"
+#include "tests/support/temp_dir.h"
+
+namespace tilestream {
+namespace {
+
+using testing::PatternFrame;
+using testing::TempDir;
+
+const TileGeometry kTile{16, 8};
+constexpr uint64_t kFrames = 10;
+
+int64_t Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+int64_t In(int64_t ms) { return Now() + ms * 1'000'000; }
+
+MovieManifest MakeStore(const TempDir& dir) {
+  TileStoreWriter::Options o;
+  o.directory = dir.path();
+  o.layout = {1, 1};
+  o.tile = kTile;
+  auto w = TileStoreWriter::Create(o);
+  EXPECT_TRUE(w.ok());
+  for (uint64_t f = 0; f < kFrames; ++f) EXPECT_TRUE(w->AppendFrame(0, PatternFrame(kTile, uint32_t(f))).ok());
+  EXPECT_TRUE(w->Finish().ok());
+  return *OpenTileStore(dir.path());
+}
+
+bool IsFrame(const std::byte* p, uint64_t f) {
+  const auto expected = PatternFrame(kTile, uint32_t(f));
+  return p && std::equal(expected.begin(), expected.end(), p);
+}
+
+TEST(DiskFrameRing, DeliversFramesInOrderAndLoops) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok()) << ring.status().message();
+  for (uint64_t i = 0; i < 2 * kFrames; ++i) {
+    const std::byte* p = (*ring)->Acquire(i % kFrames, In(5000));
+    ASSERT_TRUE(IsFrame(p, i % kFrames)) << i;
+    (*ring)->Release();
+  }
+  EXPECT_EQ((*ring)->stats().restarts, 0u);
+  EXPECT_GE((*ring)->stats().frames_read, 2 * kFrames);
+}
+
+TEST(DiskFrameRing, DropsFramesTheSenderSkipped) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(0, In(5000)), 0));
+  (*ring)->Release();
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(3, In(5000)), 3));
+  (*ring)->Release();
+  // Beyond what was read ahead the reader jumps there rather than read 5..8.
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(9, In(5000)), 9));
+  (*ring)->Release();
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(0, In(5000)), 0));  // and loops on from there
+  (*ring)->Release();
+}
+
+TEST(DiskFrameRing, SeekBackwardsRestartsTheReader) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(5, In(5000)), 5));
+  (*ring)->Release();
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(2, In(5000)), 2));
+  (*ring)->Release();
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(3, In(5000)), 3));
+  (*ring)->Release();
+  EXPECT_GE((*ring)->stats().restarts, 1u);
+}
+
+TEST(DiskFrameRing, ReadsAheadBackwardsWhenPlayingBackwards) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok());
+  (*ring)->SetReadAhead(-1);
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(3, In(5000)), 3));  // one seek to get there
+  (*ring)->Release();
+  const uint64_t restarts = (*ring)->stats().restarts;
+  for (uint64_t f : {2, 1, 0, 9, 8}) {  // wraps past the start
+    ASSERT_TRUE(IsFrame((*ring)->Acquire(f, In(5000)), f)) << f;
+    (*ring)->Release();
+  }
+  EXPECT_EQ((*ring)->stats().restarts, restarts) << "every frame was read ahead, none sought";
+}
+
+TEST(DiskFrameRing, APausedFrameIsSentAgainWithoutRereadingIt) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_TRUE(IsFrame((*ring)->Acquire(0, In(5000)), 0));
+  (*ring)->Release();
+  (*ring)->SetReadAhead(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the reader settle
+  const uint64_t read = (*ring)->stats().frames_read;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(IsFrame((*ring)->Acquire(0, In(5000)), 0));
+    (*ring)->Release();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ((*ring)->stats().frames_read, read) << "paused: nothing more read";
+  (*ring)->SetReadAhead(2);
+  for (uint64_t f : {2, 4, 6}) {
+    ASSERT_TRUE(IsFrame((*ring)->Acquire(f, In(5000)), f)) << f;
+    (*ring)->Release();
+  }
+}
+
+TEST(DiskFrameRing, HoldsTheLastFrameAfterAReadError) {
+  TempDir dir;
+  const MovieManifest m = MakeStore(dir);
+  auto ring = DiskFrameRing::Open(m, 0, 3);
+  ASSERT_TRUE(ring.ok());
+  std::filesystem::resize_file(m.TilePath(0), 6 * m.frame_stride);  // frames 6.. are gone
+  uint64_t last = 0;
+  for (uint64_t i = 0; i < kFrames; ++i) {
+    const std::byte* p = (*ring)->Acquire(i, In(5000));
+    if (!p) break;
+    ASSERT_TRUE(IsFrame(p, i));
+    last = i;
+    (*ring)->Release();
+  }
+  ASSERT_TRUE((*ring)->failed());
+  EXPECT_THAT((*ring)->error(), ::testing::HasSubstr("truncated"));
+  EXPECT_EQ(last, 5u);
+  EXPECT_TRUE(IsFrame((*ring)->LastFrame(), 5));
+  EXPECT_EQ((*ring)->Acquire(6, In(10)), nullptr);
+}
+
+TEST(DiskFrameRing, RefusesTooFewSlots) {
+  TempDir dir;
+  EXPECT_FALSE(DiskFrameRing::Open(MakeStore(dir), 0, 2).ok());
+}
+
+TEST(MemoryFrames, CyclesThroughItsFrames) {
+  MemoryFrames m({PatternFrame(kTile, 0), PatternFrame(kTile, 1)});
+  EXPECT_TRUE(IsFrame(m.Acquire(0, 0), 0));
+  EXPECT_TRUE(IsFrame(m.Acquire(3, 0), 1));
+}
+
+}  // namespace
+}  // namespace tilestream

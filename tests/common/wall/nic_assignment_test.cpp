@@ -1,0 +1,56 @@
+#include "common/wall/nic_assignment.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tilestream {
+namespace {
+
+std::vector<int> Counts(const std::vector<uint32_t>& nic, size_t nics) {
+  std::vector<int> c(nics);
+  for (uint32_t n : nic) c[n]++;
+  return c;
+}
+
+TEST(NicAssignment, BalancesEqualStreamsOverEqualNics) {
+  const std::vector<int> pinned(15, -1);
+  const std::vector<double> bps(15, 2.16e9);
+  const std::vector<double> speed(4, 10e9);
+  const auto nic = AssignNics(pinned, bps, speed);
+  EXPECT_EQ(Counts(nic, 4), (std::vector<int>{4, 4, 4, 3}));
+  EXPECT_EQ(nic[0], 0u);  // round robin in tile order
+  EXPECT_EQ(nic[1], 1u);
+  EXPECT_EQ(nic[4], 0u);
+}
+
+TEST(NicAssignment, KeepsPinnedTilesAndBalancesTheRest) {
+  const std::vector<int> pinned = {1, 1, 1, -1, -1, -1};
+  const std::vector<double> bps(6, 1e9);
+  const std::vector<double> speed(2, 10e9);
+  const auto nic = AssignNics(pinned, bps, speed);
+  EXPECT_EQ(nic[0], 1u);
+  EXPECT_EQ(nic[1], 1u);
+  EXPECT_EQ(nic[2], 1u);
+  EXPECT_EQ(Counts(nic, 2), (std::vector<int>{3, 3}));
+}
+
+TEST(NicAssignment, FasterNicCarriesMore) {
+  const std::vector<int> pinned(12, -1);
+  const std::vector<double> bps(12, 1e9);
+  const std::vector<double> speed = {10e9, 40e9, 10e9};
+  EXPECT_EQ(Counts(AssignNics(pinned, bps, speed), 3), (std::vector<int>{2, 8, 2}));
+}
+
+TEST(NicAssignment, PlacesBigStreamsFirst) {
+  const std::vector<int> pinned(3, -1);
+  const std::vector<double> bps = {1e9, 1e9, 2e9};
+  const std::vector<double> speed(2, 10e9);
+  const auto nic = AssignNics(pinned, bps, speed);
+  EXPECT_EQ(nic[2], 0u);
+  EXPECT_EQ(nic[0], 1u);
+  EXPECT_EQ(nic[1], 1u);
+}
+
+}  // namespace
+}  // namespace tilestream
