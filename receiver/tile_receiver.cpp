@@ -80,22 +80,25 @@ void TileReceiver::OnAdded(AddResult r) {
   }
 }
 
-void TileReceiver::Receive() {
-  if (socket_.ReceiveBatch() <= 0) return;
+IoStatus TileReceiver::Receive() {
+  const BatchResult batch = socket_.ReceiveBatch();
+  if (batch.messages == 0) return batch.status;
   StampBatch();
   socket_.ForEachDatagram([this](std::span<const std::byte> d, const sockaddr_storage& from) {
     batch_from_ = &from;
     OnAdded(assembler_.Add(d, &from));
   });
+  return {};
 }
 
-void TileReceiver::ReceivePlaced() {
+IoStatus TileReceiver::ReceivePlaced() {
   const FrameAssembler::Placement target = assembler_.PlacementTarget();
   placement_->Prepare(target.frame, target.high_water, buffers_);
   for (uint32_t m = 0; m < socket_.batch(); ++m)
     socket_.SetMessageIov(m, placement_->message_iov(m));
-  const int n = socket_.ReceiveBatch();
-  if (n <= 0) return;
+  const BatchResult batch = socket_.ReceiveBatch();
+  const int n = batch.messages;
+  if (n == 0) return batch.status;
   StampBatch();
   for (int m = 0; m < n; ++m) {
     lengths_[m] = socket_.message_length(m);
@@ -105,6 +108,7 @@ void TileReceiver::ReceivePlaced() {
   placement_->Admit(
       assembler_, [this](uint32_t m) { return batch_from_ = &socket_.message_source(m); },
       [this](AddResult r) { OnAdded(r); });
+  return {};
 }
 
 void TileReceiver::PrepareWait(int64_t now) {
@@ -143,11 +147,8 @@ void TileReceiver::Loop() {
   auto next_publish = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
     if (assembler_.loss()) PrepareWait(MonotonicNs());
-    if (placement_) {
-      ReceivePlaced();
-    } else {
-      Receive();
-    }
+    error_ = placement_ ? ReceivePlaced() : Receive();
+    if (!error_.ok()) break;  // said once, by whoever reads the stats
     if (assembler_.loss()) AskForLost();
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
@@ -163,7 +164,7 @@ void TileReceiver::Publish() {
   std::lock_guard lock(mu_);
   published_ = {assembler_.stats(), socket_.stats(),
                 placement_ ? placement_->stats() : PlacementStats{},
-                assembler_.loss() ? assembler_.loss()->stats() : LossTrackerStats{}};
+                assembler_.loss() ? assembler_.loss()->stats() : LossTrackerStats{}, error_};
   // An empty datagram never reaches the assembler: it is a packet too short.
   published_.assembler.malformed[static_cast<size_t>(ParseError::kTooShort)] +=
       socket_.stats().empty;

@@ -44,6 +44,9 @@ struct TileReceiverStats {
   ReceiveStats socket;
   PlacementStats placement;
   LossTrackerStats loss;  // zero when retransmission is off
+  // A hard receive error ended the tile's thread (the socket is unusable):
+  // its errno; 0 while receiving.
+  IoStatus receive_error;
 };
 
 class TileReceiver {
@@ -66,8 +69,10 @@ class TileReceiver {
  private:
   TileReceiver(TileReceiverOptions o, UdpReceiver s);
   void Loop();
-  void Receive();        // one batch, every packet copied into the frame
-  void ReceivePlaced();  // one batch, pixels received in place where they can be
+  // One batch: every packet copied into the frame, or pixels received in
+  // place where they can be. Not ok: a hard error, the thread ends.
+  IoStatus Receive();
+  IoStatus ReceivePlaced();
   void OnAdded(AddResult r);
   void Publish();
   // Retransmission: the receive timeout until the next NACK is due, the
@@ -92,6 +97,7 @@ class TileReceiver {
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
   TileReceiverStats published_;
+  IoStatus error_;
 };
 
 // A fast 64-bit checksum of a frame (not cryptographic): what tests compare.

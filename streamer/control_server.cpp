@@ -11,6 +11,7 @@
 
 #include "common/control/control_protocol.h"
 #include "common/base/json_text.h"
+#include "common/base/words.h"
 #include "common/wall/token_file.h"
 #include "common/base/clock.h"
 

@@ -5,27 +5,27 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/control/control_commands.h"
-#include "common/send/pacer.h"
 #include "common/control/playback.h"
-#include "common/wire/sdp.h"
 #include "common/control/swap_sync.h"
 #include "streamer/control_server.h"
-#include "streamer/messages.h"
+#include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/report.h"
+#include "streamer/sdp_files.h"
+#include "streamer/wall_status.h"
 
 namespace tilestream {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kSecond = kNsPerSecond;
 constexpr int64_t kReadyTimeoutNs = 60 * kSecond;
 constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 ms
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
@@ -57,9 +57,12 @@ class Coordinator {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
-    if (!options_.sdp_dir.empty() && !WriteSdpFiles()) {
-      Broadcast(TickCommand::kStop, 0, 0);
-      return 1;
+    if (!options_.sdp_dir.empty()) {
+      if (const Status s = WriteSdpFiles(c_, options_.sdp_dir); !s.ok()) {
+        fmt::print(stderr, "streamer: {}\n", s.message());
+        Broadcast(TickCommand::kStop, 0, 0);
+        return 1;
+      }
     }
     auto server = ControlServer::Open(
         c_, &sync_, [this](const std::string& line) { return commands_.Handle(line); });
@@ -85,19 +88,27 @@ class Coordinator {
   }
 
  private:
+  // Every tile's ready message, then the plan (always: it maps ranks to
+  // tiles when a rank dies). False (said) when a tile failed or was silent.
+  bool CollectReady() {
+    std::vector<ReadyMessage> messages(tiles_);
+    if (!ReceiveReady(&messages)) return false;
+    fmt::print("{}", PlanReport(wall_, options_, plan_, messages, comm_.size));
+    std::fflush(stdout);
+    return true;
+  }
+
   // A message per tile, or one for all tiles of a rank that could not set
   // up at all.
-  bool CollectReady() {
+  bool ReceiveReady(std::vector<ReadyMessage>* messages) {
     std::vector<bool> ready(tiles_, false);
     bool all_ok = true;
     uint32_t count = 0;
     const int64_t give_up = clock_.NowNs() + kReadyTimeoutNs;
-    std::vector<ReadyMessage> messages(tiles_);
     while (count < tiles_) {
-      int pending = 0;
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, kTagReady, comm_.comm, &pending, &st);
-      if (!pending) {
+      ReadyMessage m;
+      int from = 0;
+      if (!TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagReady, &m, &from)) {
         if (stop_->load() || clock_.NowNs() > give_up) {
           for (uint32_t t = 0; t < tiles_; ++t)
             if (!ready[t])
@@ -108,81 +119,19 @@ class Coordinator {
         Sleep(1'000'000);
         continue;
       }
-      ReadyMessage m;
-      MPI_Recv(&m, sizeof m, MPI_BYTE, st.MPI_SOURCE, kTagReady, comm_.comm, MPI_STATUS_IGNORE);
       m.message[sizeof m.message - 1] = '\0';
-      for (uint32_t t : plan_.tiles(st.MPI_SOURCE)) {
+      for (uint32_t t : plan_.tiles(from)) {
         if (ready[t] || (m.tile != t && m.tile != kAllTiles)) continue;
-        messages[t] = m;
+        (*messages)[t] = m;
         ready[t] = true;
         ++count;
-        if (!m.ok) {
-          all_ok = false;
-          fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), plan_.rank(t),
-                     m.message);
-        }
+        if (m.ok) continue;
+        all_ok = false;
+        fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), plan_.rank(t),
+                   m.message);
       }
     }
-    if (!all_ok) return false;
-    {  // the plan, always: it maps ranks to tiles when a rank dies
-      fmt::print(
-          "streamer: {} wall of {}x{} tiles at {} fps, MTU {} ({} packing), pacing {}, {}{}\n",
-          c_.wall.layout.ToString(), c_.wall.tile.width, c_.wall.tile.height, c_.wall.fps,
-          c_.stream.mtu, c_.stream.packing == Packing::kPacked ? "packed" : "line",
-          c_.stream.pacing ? "on" : "off",
-          options_.bench ? "benchmark from " + options_.source : "playing",
-          wall_.movie
-              ? fmt::format(", movie {} ({} frames)", wall_.movie->directory, wall_.movie->frames)
-              : "");
-      for (uint32_t t = 0; t < tiles_; ++t) {
-        const TileRoute& r = c_.routes[t];
-        fmt::print("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n", TileName(c_, t),
-                   plan_.rank(t), c_.nodes[r.node].address, r.port, c_.nics[r.nic].name,
-                   messages[t].numa_node != 0xffffffff
-                       ? fmt::format(" (NUMA {})", messages[t].numa_node)
-                       : "",
-                   messages[t].gso ? "  GSO" : "  sendmmsg",
-                   wall_.movie && options_.source != "memory"
-                       ? (messages[t].direct_io ? "  O_DIRECT" : "  buffered reads")
-                       : "");
-      }
-      if (comm_.size - 1 > plan_.tile_ranks())
-        fmt::print("  ranks {}..{} spare: more ranks than tiles + 1\n", plan_.tile_ranks() + 1,
-                   comm_.size - 1);
-      std::fflush(stdout);
-    }
-    return true;
-  }
-
-  bool WriteSdpFiles() {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.sdp_dir, ec);
-    for (uint32_t t = 0; t < tiles_; ++t) {
-      const TileRoute& r = c_.routes[t];
-      TileStreamDescription d;
-      d.name = "tilestream " + TileName(c_, t);
-      d.source_address = c_.nics[r.nic].address;
-      d.destination_address = c_.nodes[r.node].address;
-      d.port = r.port;
-      d.payload_type = c_.stream.payload_type;
-      d.tile = c_.wall.tile;
-      d.fps = c_.wall.fps;
-      d.ssrc = TileSsrc(t);
-      d.packed = c_.stream.packing == Packing::kPacked;
-      if (r.retransmission) {
-        d.rtx_payload_type = c_.stream.rtx_payload_type;
-        d.rtx_ssrc = TileRtxSsrc(t);
-        d.rtx_time_ms = static_cast<uint32_t>(2000 / c_.wall.fps);  // two frames
-      }
-      const std::string path = fmt::format("{}/tile_{}.sdp", options_.sdp_dir, TileName(c_, t));
-      std::ofstream out(path);
-      out << WriteSdp(d);
-      if (!out) {
-        fmt::print(stderr, "streamer: cannot write {}\n", path);
-        return false;
-      }
-    }
-    return true;
+    return all_ok;
   }
 
   // Tick 0 shows on every tile only if every display node has joined the
@@ -248,34 +197,11 @@ class Coordinator {
     return true;
   }
 
-  // What status adds to the playback state: the swap sync, and per tile the
-  // sender's last second and its receiver's last report.
+  // What status adds to the playback state (streamer/wall_status.h).
   void StatusFields(nlohmann::json* out) const {
-    nlohmann::json& j = *out;
-    const SyncStats& st = sync_.stats();
-    j["sync"] = {{"enabled", c_.sync.enabled},         {"nodes", server_->synced_nodes()},
-                 {"shown", st.presented + st.partial}, {"skipped", st.skipped},
-                 {"skew_mean_ms", st.skew_mean_ms()},  {"skew_max_ms", st.skew_max_ns / 1e6}};
-    j["tiles"] = nlohmann::json::array();
-    const auto& receivers = server_->receiver_stats();
-    for (uint32_t t = 0; t < tiles_; ++t) {
-      nlohmann::json tile{{"tile", TileName(c_, t)},
-                          {"rank", plan_.rank(t)},
-                          {"nic", c_.nics[c_.routes[t].nic].name}};
-      if (t < last_second_.size()) {
-        const StreamSummary& s = last_second_[t];
-        tile["gbps"] = s.mbps / 1000;
-        tile["disk_mbytes_per_s"] = s.disk_mbytes_per_s;
-        tile["send_errors"] = latest_[t].send_errors;
-        tile["late_frames"] = latest_[t].late_frames;
-      }
-      if (receivers[t].known) {
-        tile["receiver"] = {{"fps", receivers[t].frames},
-                            {"lost", receivers[t].lost},
-                            {"incomplete", receivers[t].incomplete}};
-      }
-      j["tiles"].push_back(tile);
-    }
+    AddWallStatus({c_, plan_, sync_, server_->synced_nodes(), last_second_, latest_,
+                   server_->receiver_stats()},
+                  out);
   }
 
   bool RunBench() {
@@ -310,21 +236,16 @@ class Coordinator {
     m.command = command;
     // Spare ranks (past tiles + 1) hear only the stop.
     const int last = command == TickCommand::kStop ? comm_.size - 1 : plan_.tile_ranks();
-    for (int rank = 1; rank <= last; ++rank)
-      MPI_Send(&m, sizeof m, MPI_BYTE, rank, kTagTick, comm_.comm);
+    for (int rank = 1; rank <= last; ++rank) SendMessage(comm_.comm, rank, kTagTick, m);
   }
 
   // Takes every statistics message waiting.
   void Drain() {
-    for (;;) {
-      int pending = 0;
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, kTagStats, comm_.comm, &pending, &st);
-      if (!pending) return;
-      TileStats s;
-      MPI_Recv(&s, sizeof s, MPI_BYTE, st.MPI_SOURCE, kTagStats, comm_.comm, MPI_STATUS_IGNORE);
+    TileStats s;
+    int from = 0;
+    while (TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagStats, &s, &from)) {
       const uint32_t t = s.tile;
-      if (t >= tiles_ || plan_.rank(t) != st.MPI_SOURCE) continue;  // not from its rank
+      if (t >= tiles_ || plan_.rank(t) != from) continue;  // not from its rank
       s.error[sizeof s.error - 1] = '\0';
       if (s.error[0] != '\0' && latest_[t].error[0] == '\0')
         fmt::print(stderr, "streamer: tile {}: {}\n", TileName(c_, t), s.error);
@@ -363,19 +284,7 @@ class Coordinator {
   void PrintSecond() {
     std::vector<StreamSummary> streams;
     for (uint32_t t = 0; t < tiles_; ++t) {
-      TileStats delta = latest_[t];
-      const TileStats& p = previous_[t];
-      delta.bytes -= p.bytes;
-      delta.packets -= p.packets;
-      delta.disk_bytes -= p.disk_bytes;
-      delta.cpu_ns -= p.cpu_ns;
-      delta.elapsed_ns -= p.elapsed_ns;
-      delta.send_errors -= p.send_errors;
-      delta.late_frames -= p.late_frames;
-      delta.skipped_ticks -= p.skipped_ticks;
-      delta.missed_frames -= p.missed_frames;
-      delta.frames -= p.frames;
-      streams.push_back(Summarize(delta, c_));
+      streams.push_back(Summarize(Delta(latest_[t], previous_[t]), c_));
       previous_[t] = latest_[t];
     }
     last_second_ = streams;

@@ -1,5 +1,7 @@
 #include "streamer/report.h"
 
+#include "common/base/json_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -164,7 +166,57 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                  {"skew_p99_ms", QuantileMs(*sync, 0.99)},
                  {"skew_max_ms", s.skew_max_ns / 1e6}};
   }
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
+}
+
+TileStats Delta(const TileStats& now, const TileStats& before) {
+  TileStats d = now;
+  d.bytes -= before.bytes;
+  d.packets -= before.packets;
+  d.disk_bytes -= before.disk_bytes;
+  d.cpu_ns -= before.cpu_ns;
+  d.elapsed_ns -= before.elapsed_ns;
+  d.send_errors -= before.send_errors;
+  d.late_frames -= before.late_frames;
+  d.skipped_ticks -= before.skipped_ticks;
+  d.missed_frames -= before.missed_frames;
+  d.frames -= before.frames;
+  return d;
+}
+
+namespace {
+
+std::string PlanTileLine(const Wall& wall, const StreamerOptions& o, const RankPlan& plan,
+                         const ReadyMessage& ready, uint32_t t) {
+  const WallConfig& c = wall.config;
+  const TileRoute& r = c.routes[t];
+  return fmt::format("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n",
+                     TileId::FromIndex(t, c.wall.layout).Name(), plan.rank(t),
+                     c.nodes[r.node].address, r.port, c.nics[r.nic].name,
+                     ready.numa_node != 0xffffffff ? fmt::format(" (NUMA {})", ready.numa_node) : "",
+                     ready.gso ? "  GSO" : "  sendmmsg",
+                     wall.movie && o.source != "memory"
+                         ? (ready.direct_io ? "  O_DIRECT" : "  buffered reads")
+                         : "");
+}
+
+}  // namespace
+
+std::string PlanReport(const Wall& wall, const StreamerOptions& o, const RankPlan& plan,
+                       const std::vector<ReadyMessage>& ready, int world_size) {
+  const WallConfig& c = wall.config;
+  std::string text = fmt::format(
+      "streamer: {} wall of {}x{} tiles at {} fps, MTU {} ({} packing), pacing {}, {}{}\n",
+      c.wall.layout.ToString(), c.wall.tile.width, c.wall.tile.height, c.wall.fps, c.stream.mtu,
+      c.stream.packing == Packing::kPacked ? "packed" : "line", c.stream.pacing ? "on" : "off",
+      o.bench ? "benchmark from " + o.source : "playing",
+      wall.movie ? fmt::format(", movie {} ({} frames)", wall.movie->directory, wall.movie->frames)
+                 : "");
+  for (uint32_t t = 0; t < c.tile_count(); ++t) text += PlanTileLine(wall, o, plan, ready[t], t);
+  if (world_size - 1 > plan.tile_ranks())
+    text += fmt::format("  ranks {}..{} spare: more ranks than tiles + 1\n", plan.tile_ranks() + 1,
+                        world_size - 1);
+  return text;
 }
 
 }  // namespace tilestream

@@ -9,6 +9,8 @@
 #include "common/control/swap_sync.h"
 #include "common/wall/wall_config.h"
 #include "streamer/messages.h"
+#include "streamer/rank_plan.h"
+#include "streamer/streamer_options.h"
 
 namespace tilestream {
 
@@ -27,6 +29,9 @@ struct StreamSummary {
   uint64_t send_syscalls = 0, pacer_sleeps = 0;  // per frame: what a frame costs in wake-ups
 };
 
+// The counters gathered between `before` and `now` (the rates of a second).
+TileStats Delta(const TileStats& now, const TileStats& before);
+
 // Rates of one tile over `elapsed_ns` from counters (or counter deltas).
 StreamSummary Summarize(const TileStats& s, const WallConfig& config);
 
@@ -41,5 +46,11 @@ std::string SyncReportLine(const SwapSyncMaster& sync);
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
                             const WallConfig& config, bool bench,
                             const SwapSyncMaster* sync = nullptr);
+
+// The plan printed once every tile rank is ready: the wall, the stream
+// settings, and per tile its rank, destination, NIC (NUMA node), send path
+// and reads; it maps ranks to tiles when a rank dies. `ready` is per tile.
+std::string PlanReport(const Wall& wall, const StreamerOptions& options, const RankPlan& plan,
+                       const std::vector<ReadyMessage>& ready, int world_size);
 
 }  // namespace tilestream

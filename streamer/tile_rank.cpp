@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "streamer/numa_placement.h"
+#include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/tile_stream.h"
 
@@ -52,7 +53,7 @@ class TileRank {
       ready.numa_node = static_cast<uint32_t>(numa);
       const double phase = static_cast<double>(tile) / static_cast<double>(c.routes.size());
       auto stream = TileStream::Open(wall_, options_, tile, phase, &clock_, &ready);
-      MPI_Send(&ready, sizeof ready, MPI_BYTE, 0, kTagReady, comm_.comm);
+      SendMessage(comm_.comm, 0, kTagReady, ready);
       ok = ok && stream != nullptr;
       if (stream) streams_.push_back(std::move(stream));
     }
@@ -196,11 +197,8 @@ class TileRank {
 
   // The coordinator only says when to stop (and beats its heart).
   bool KeepBenching(int64_t now) {
-    for (int pending = 1;;) {
-      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
-      if (!pending) break;
-      TickMessage m;
-      MPI_Recv(&m, sizeof m, MPI_BYTE, 0, kTagTick, comm_.comm, MPI_STATUS_IGNORE);
+    TickMessage m;
+    while (TryReceive(comm_.comm, 0, kTagTick, &m)) {
       last_message_ns_ = now;
       if (m.command == TickCommand::kStop) return false;
     }
@@ -211,10 +209,7 @@ class TileRank {
 
   // Waits for the next message from the coordinator; false to stop.
   bool NextTick(TickMessage* tick) {
-    for (;;) {
-      int pending = 0;
-      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
-      if (pending) break;
+    while (!MessageWaiting(comm_.comm, 0, kTagTick)) {
       if (stop_->load()) return false;
       const int64_t now = clock_.NowNs();
       if (now - last_message_ns_ > silence_limit_ns_) {
@@ -226,11 +221,9 @@ class TileRank {
     }
     // Take the newest tick; older ones waiting mean this rank fell behind.
     uint64_t plays = 0;
-    for (int pending = 1; pending;) {
-      MPI_Recv(tick, sizeof *tick, MPI_BYTE, 0, kTagTick, comm_.comm, MPI_STATUS_IGNORE);
+    while (TryReceive(comm_.comm, 0, kTagTick, tick)) {
       if (tick->command == TickCommand::kStop) return false;
       plays += tick->command == TickCommand::kPlay;
-      MPI_Iprobe(0, kTagTick, comm_.comm, &pending, MPI_STATUS_IGNORE);
     }
     if (plays > 1)
       for (auto& s : streams_) s->CountSkippedTicks(plays - 1);
@@ -297,8 +290,8 @@ class TileRank {
       o.message = streams_[i]->Collect(cpu_share, elapsed);
       o.message.final = final;
       if (final) {
-        MPI_Send(&o.message, sizeof o.message, MPI_BYTE, 0, kTagStats, comm_.comm);
-      } else {
+        SendMessage(comm_.comm, 0, kTagStats, o.message);
+      } else {  // the one message sent without waiting: its buffer stays in the outbox
         MPI_Isend(&o.message, sizeof o.message, MPI_BYTE, 0, kTagStats, comm_.comm, &o.request);
       }
     }
@@ -333,13 +326,8 @@ class TileRank {
 // coordinator ends a static job through mpirun).
 int WaitAsSpare(const WallComm& comm, const std::atomic<bool>* stop) {
   while (!stop->load()) {
-    int pending = 0;
-    MPI_Iprobe(0, kTagTick, comm.comm, &pending, MPI_STATUS_IGNORE);
-    if (pending) {
-      TickMessage m;
-      MPI_Recv(&m, sizeof m, MPI_BYTE, 0, kTagTick, comm.comm, MPI_STATUS_IGNORE);
-      if (m.command == TickCommand::kStop) break;
-    }
+    TickMessage m;
+    if (TryReceive(comm.comm, 0, kTagTick, &m) && m.command == TickCommand::kStop) break;
     SleepNs(100'000'000);
   }
   return 0;
@@ -359,7 +347,7 @@ int RunTileRank(const WallComm& comm, const StreamerOptions& options, const Wall
 void ReportSetUpFailure(const WallComm& comm, const std::string& error) {
   ReadyMessage ready;  // for all of this rank's tiles
   std::strncpy(ready.message, error.c_str(), sizeof ready.message - 1);
-  MPI_Send(&ready, sizeof ready, MPI_BYTE, 0, kTagReady, comm.comm);
+  SendMessage(comm.comm, 0, kTagReady, ready);
 }
 
 }  // namespace tilestream

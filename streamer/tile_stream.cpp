@@ -136,8 +136,8 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     return;
   }
   if (state_ != State::kSending) return;
-  if (const int e = sender_->SendBurst(hurry); e != 0)
-    Report(fmt::format("send: {}", std::strerror(e)));
+  if (const IoStatus e = sender_->SendBurst(hurry); !e.ok())
+    Report(fmt::format("send: {}", e.message()));
   if (sender_->sending()) return;
   if (acquired_) {
     frames_->Release();  // the ring frees the frame before this one

@@ -3,60 +3,32 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
 #include <cmath>
 
 #include "common/base/json_text.h"
+#include "common/base/words.h"
 
 namespace tilestream {
 namespace {
 
 constexpr size_t kMaxWords = 4;
 
-// Splits at spaces; false if there are more than kMaxWords words.
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-bool Split(std::string_view line, std::array<std::string_view, kMaxWords>* w, size_t* n) {
-  *n = 0;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && IsBlank(line[i])) ++i;
-    if (i == line.size()) break;
-    size_t end = i;
-    while (end < line.size() && !IsBlank(line[end])) ++end;
-    if (*n == kMaxWords) return false;
-    (*w)[(*n)++] = line.substr(i, end - i);
-    i = end;
-  }
-  return true;
+// Numbers of a command may carry a "+" ("step +5").
+std::string_view Unsigned(std::string_view s) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  return s;
 }
 
 template <typename T>
 bool Integer(std::string_view s, T* out) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+  return ParseInteger(Unsigned(s), out);
 }
 
-bool Real(std::string_view s, double* out) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size() && !s.empty() && std::isfinite(*out);
-}
+bool Real(std::string_view s, double* out) { return ParseReal(Unsigned(s), out); }
 
 std::string Shown(std::string_view s) { return Printable(s, 40); }
 
 }  // namespace
-
-std::pair<std::string_view, std::string_view> SplitFirstWord(std::string_view line) {
-  size_t start = 0;
-  while (start < line.size() && IsBlank(line[start])) ++start;
-  size_t end = start;
-  while (end < line.size() && !IsBlank(line[end])) ++end;
-  size_t rest = end;
-  while (rest < line.size() && IsBlank(line[rest])) ++rest;
-  return {line.substr(start, end - start), line.substr(rest)};
-}
 
 std::string_view CommandHelp() {
   return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop "
@@ -67,7 +39,7 @@ std::string_view CommandHelp() {
 Result<Command> ParseCommand(std::string_view line) {
   std::array<std::string_view, kMaxWords> w;
   size_t n = 0;
-  if (!Split(line, &w, &n)) return Status::InvalidArgument("too many words");
+  if (!SplitWords(line, &w, &n)) return Status::InvalidArgument("too many words");
   if (n == 0) return Status::InvalidArgument("empty command");
   Command c;
   const std::string_view name = w[0];

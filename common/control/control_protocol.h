@@ -36,10 +36,6 @@ struct Command {
   bool on = false;
 };
 
-// The first word of `line` and the rest after the blanks that follow it
-// (blanks: spaces and tabs, as everywhere on the control channel).
-std::pair<std::string_view, std::string_view> SplitFirstWord(std::string_view line);
-
 // Words separated by blanks; case matters ("play", not "PLAY").
 Result<Command> ParseCommand(std::string_view line);
 

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <climits>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "common/base/words.h"
 
 namespace tilestream {
 
@@ -110,28 +111,6 @@ int64_t SwapSyncMaster::TakeRecentMaxSkew() { return std::exchange(recent_max_sk
 
 namespace {
 
-// Splits `line` at spaces into at most N words; false if there are more.
-template <size_t N>
-bool Words(std::string_view line, std::array<std::string_view, N>* words, size_t* count) {
-  *count = 0;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    if (i == line.size()) break;
-    const size_t end = std::min(line.find(' ', i), line.size());
-    if (*count == N) return false;
-    (*words)[(*count)++] = line.substr(i, end - i);
-    i = end;
-  }
-  return true;
-}
-
-template <typename T>
-bool Number(std::string_view s, T* out) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
 }  // namespace
 
 std::string FormatComplete(uint32_t tile, uint32_t timestamp) { return fmt::format("complete {} {}", tile, timestamp); }
@@ -147,12 +126,12 @@ std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t 
 std::optional<SyncReport> ParseSyncReport(std::string_view line) {
   std::array<std::string_view, 5> w;
   size_t n = 0;
-  if (!Words(line, &w, &n) || n < 3) return std::nullopt;
+  if (!SplitWords(line, &w, &n) || n < 3) return std::nullopt;
   SyncReport r;
   if (w[0] == "stats" && n == 5) {
     r.kind = SyncReport::Kind::kStats;
-    if (!Number(w[1], &r.tile) || !Number(w[2], &r.frames) || !Number(w[3], &r.lost) ||
-        !Number(w[4], &r.incomplete))
+    if (!ParseInteger(w[1], &r.tile) || !ParseInteger(w[2], &r.frames) || !ParseInteger(w[3], &r.lost) ||
+        !ParseInteger(w[4], &r.incomplete))
       return std::nullopt;
     return r;
   }
@@ -160,11 +139,11 @@ std::optional<SyncReport> ParseSyncReport(std::string_view line) {
     r.kind = SyncReport::Kind::kComplete;
   } else if (w[0] == "shown" && n == 4) {
     r.kind = SyncReport::Kind::kShown;
-    if (!Number(w[3], &r.shown_ns)) return std::nullopt;
+    if (!ParseInteger(w[3], &r.shown_ns)) return std::nullopt;
   } else {
     return std::nullopt;
   }
-  if (!Number(w[1], &r.tile) || !Number(w[2], &r.timestamp)) return std::nullopt;
+  if (!ParseInteger(w[1], &r.tile) || !ParseInteger(w[2], &r.timestamp)) return std::nullopt;
   return r;
 }
 
@@ -176,13 +155,13 @@ std::string FormatSyncEvent(const SyncEvent& e) {
 std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
   std::array<std::string_view, 3> w;
   size_t n = 0;
-  if (!Words(line, &w, &n) || n != 3) return std::nullopt;
+  if (!SplitWords(line, &w, &n) || n != 3) return std::nullopt;
   SyncEvent e;
   if (w[0] == "present") e.decision = SyncDecision::kPresent;
   else if (w[0] == "skip") e.decision = SyncDecision::kSkip;
   else if (w[0] == "partial") e.decision = SyncDecision::kPartial;
   else return std::nullopt;
-  if (!Number(w[1], &e.timestamp) || !Number(w[2], &e.tick)) return std::nullopt;
+  if (!ParseInteger(w[1], &e.timestamp) || !ParseInteger(w[2], &e.tick)) return std::nullopt;
   return e;
 }
 

@@ -118,6 +118,8 @@ bool SocketAddress::SameHost(const sockaddr_storage& other) const {
 
 // --- sender --------------------------------------------------------------------
 
+std::string IoStatus::message() const { return ok() ? "ok" : std::strerror(error); }
+
 Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
   auto dest = SocketAddress::Resolve(o.destination, o.port);
   if (!dest.ok()) return dest.status();
@@ -148,6 +150,7 @@ Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
     int probe = 0;
     s.gso_ = setsockopt(s.fd_.get(), SOL_UDP, UDP_SEGMENT, &probe, sizeof probe) == 0;
   }
+  s.calls_ = o.calls;
   s.split_iov_.resize(size_t{o.max_iovecs} + o.max_datagrams);
   s.datagram_begin_.resize(size_t{o.max_datagrams} + 1);
   s.datagram_bytes_.resize(o.max_datagrams);
@@ -184,14 +187,14 @@ uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size, uint
   return k;
 }
 
-int UdpSender::Send(std::span<const DatagramRun> runs) {
+IoStatus UdpSender::Send(std::span<const DatagramRun> runs) {
   uint32_t datagrams = 0, messages = 0;
   for (const DatagramRun& run : runs) {
     const uint32_t first = datagrams;
     datagrams = Split(run.iov, run.datagram_size, first);
     if (gso_) messages = GroupGso(first, datagrams, run.datagram_size, messages);
   }
-  if (datagrams == 0) return 0;
+  if (datagrams == 0) return {};
   return gso_ ? SendGso(messages, datagrams) : SendMmsg(0, datagrams);
 }
 
@@ -221,12 +224,12 @@ uint32_t UdpSender::GroupGso(uint32_t first, uint32_t end, size_t datagram_size,
   return m;
 }
 
-int UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
+IoStatus UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
   uint32_t sent = 0;
   int retries = 0;
   while (sent < messages) {
     ++stats_.syscalls;
-    const int n = sendmmsg(fd_.get(), &mmsgs_[sent], messages - sent, 0);
+    const int n = calls_.sendmmsg(fd_.get(), &mmsgs_[sent], messages - sent, 0);
     if (n > 0) {
       for (uint32_t m = sent; m < sent + static_cast<uint32_t>(n); ++m) {
         stats_.bytes += mmsgs_[m].msg_len;
@@ -249,12 +252,12 @@ int UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
       ++stats_.gso_fallbacks;
       return SendMmsg(message_first_[sent], datagrams - message_first_[sent]);
     }
-    return e;
+    return {e};
   }
-  return 0;
+  return {};
 }
 
-int UdpSender::SendMmsg(uint32_t first, uint32_t count) {
+IoStatus UdpSender::SendMmsg(uint32_t first, uint32_t count) {
   for (uint32_t k = first; k < first + count; ++k) {
     mmsghdr& m = mmsgs_[k];
     m.msg_hdr = msghdr{};
@@ -266,7 +269,7 @@ int UdpSender::SendMmsg(uint32_t first, uint32_t count) {
   int retries = 0;
   while (sent < count) {
     ++stats_.syscalls;
-    const int n = sendmmsg(fd_.get(), &mmsgs_[first + sent], count - sent, 0);
+    const int n = calls_.sendmmsg(fd_.get(), &mmsgs_[first + sent], count - sent, 0);
     if (n > 0) {
       for (int i = 0; i < n; ++i) stats_.bytes += datagram_bytes_[first + sent + i];
       stats_.datagrams += static_cast<uint64_t>(n);
@@ -275,10 +278,10 @@ int UdpSender::SendMmsg(uint32_t first, uint32_t count) {
     }
     const int e = errno;
     const ErrorAction action = OnSendError(e, &retries, 1);  // the call's first datagram
-    if (action == ErrorAction::kHard) return e;
+    if (action == ErrorAction::kHard) return {e};
     if (action == ErrorAction::kDropped) ++sent;
   }
-  return 0;
+  return {};
 }
 
 UdpSender::ErrorAction UdpSender::OnSendError(int e, int* retries, uint32_t datagrams) {
@@ -328,6 +331,7 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
   auto local = SocketAddress::Resolve(o.bind_address, o.port);
   if (!local.ok()) return local.status();
   UdpReceiver r;
+  r.calls_ = o.calls;
   r.fd_.reset(socket(local->storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!r.fd_.valid()) return Status::IoError("socket", errno);
   r.granted_buffer_ = SetSocketBuffer(r.fd_.get(), false, o.receive_buffer);
@@ -362,7 +366,7 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
   return r;
 }
 
-int UdpReceiver::ReceiveBatch() {
+BatchResult UdpReceiver::ReceiveBatch() {
   last_count_ = 0;
   for (mmsghdr& m : mmsgs_) {
     m.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
@@ -370,12 +374,12 @@ int UdpReceiver::ReceiveBatch() {
     m.msg_hdr.msg_flags = 0;
   }
   ++stats_.syscalls;
-  const int n = recvmmsg(fd_.get(), mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()),
+  const int n = calls_.recvmmsg(fd_.get(), mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()),
                          MSG_WAITFORONE, nullptr);
   if (n < 0) {
     const int e = errno;
-    if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNREFUSED) return 0;
-    return -e;
+    if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNREFUSED) return {};
+    return {0, {e}};
   }
   for (int m = 0; m < n; ++m) {
     msghdr& h = mmsgs_[m].msg_hdr;
@@ -399,7 +403,7 @@ int UdpReceiver::ReceiveBatch() {
     stats_.bytes += len;
   }
   last_count_ = n;
-  return n;
+  return {n, {}};
 }
 
 void UdpReceiver::UpdateKernelDrops() {

@@ -16,8 +16,10 @@
 // process names the sysctl to raise.
 //
 // Both are movable (buffers stay where they are), not copyable, and used by
-// one thread. Send() and
-// ReceiveBatch() allocate nothing and log nothing.
+// one thread. Send() and ReceiveBatch() allocate nothing and log nothing:
+// they return an IoStatus, and a hard error is the caller's to report once.
+// Their system calls go through SocketCalls, the seam by which a test makes
+// the kernel refuse (GSO, a broken socket).
 #pragma once
 
 #include <netinet/in.h>
@@ -50,6 +52,30 @@ struct SocketAddress {
   const sockaddr* sockaddr_ptr() const { return reinterpret_cast<const sockaddr*>(&storage); }
 };
 
+// The outcome of a socket call on a hot path: ok, or the errno of a hard
+// error (the socket or its route is unusable). Soft errors (a full buffer, a
+// receiver gone, a signal) are counted in the stats and are not errors here.
+struct IoStatus {
+  int error = 0;
+  bool ok() const { return error == 0; }
+  std::string message() const;  // strerror's text; "ok" when ok
+};
+
+// What ReceiveBatch did: the messages received (each one datagram, or
+// several coalesced by GRO; 0 on timeout or a soft error), or a hard error.
+struct BatchResult {
+  int messages = 0;
+  IoStatus status;
+};
+
+// The system calls of the hot paths. Tests swap them to make the kernel
+// refuse what this machine's kernel accepts.
+struct SocketCalls {
+  int (*sendmmsg)(int fd, mmsghdr* messages, unsigned count, int flags) = ::sendmmsg;
+  int (*recvmmsg)(int fd, mmsghdr* messages, unsigned count, int flags,
+                  timespec* timeout) = ::recvmmsg;
+};
+
 struct SendStats {
   uint64_t datagrams = 0;
   uint64_t bytes = 0;
@@ -77,6 +103,7 @@ struct UdpSenderOptions {
   bool gso = true;
   uint32_t max_datagrams = 256;  // most datagrams one Send() takes, all runs together
   uint32_t max_iovecs = 1024;    // most iovecs one Send() takes, all runs together
+  SocketCalls calls;
 };
 
 class UdpSender {
@@ -84,12 +111,11 @@ class UdpSender {
   static Result<UdpSender> Open(const UdpSenderOptions& options);
 
   // Sends the runs, in order, in one system call where nothing fails.
-  // Returns 0, or the errno of a hard error (EBADF, EMSGSIZE, ...) that the
-  // caller reports once.
+  // Not ok: a hard error (EBADF, EMSGSIZE, ...) that the caller reports once.
   // REQUIRES: 0 < datagram_size <= kMaxUdpPayload for each run; the iovecs
   //           and datagrams of all runs within max_iovecs, max_datagrams.
-  int Send(std::span<const DatagramRun> runs);
-  int Send(std::span<const iovec> iov, size_t datagram_size) {
+  IoStatus Send(std::span<const DatagramRun> runs);
+  IoStatus Send(std::span<const iovec> iov, size_t datagram_size) {
     const DatagramRun run{iov, datagram_size};
     return Send({&run, 1});
   }
@@ -112,8 +138,8 @@ class UdpSender {
   // Datagrams [first, end), of one size, as GSO messages from message m on;
   // returns the message count after them.
   uint32_t GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m);
-  int SendGso(uint32_t messages, uint32_t datagrams);
-  int SendMmsg(uint32_t first, uint32_t datagrams);
+  IoStatus SendGso(uint32_t messages, uint32_t datagrams);
+  IoStatus SendMmsg(uint32_t first, uint32_t datagrams);
   // Counts a failed send of `datagrams` datagrams and says what follows:
   // EINTR and a full buffer (a bounded number of times) retry, ECONNREFUSED
   // and a buffer that stays full drop them, the rest is hard.
@@ -121,6 +147,7 @@ class UdpSender {
   ErrorAction OnSendError(int e, int* retries, uint32_t datagrams);
 
   UniqueFd fd_;
+  SocketCalls calls_;
   bool gso_ = false;
   size_t granted_buffer_ = 0;
   SendStats stats_;
@@ -139,6 +166,7 @@ struct UdpReceiverOptions {
   bool gro = true;
   uint32_t batch = 32;   // messages per recvmmsg
   int timeout_ms = 100;  // ReceiveBatch returns 0 after this long idle
+  SocketCalls calls;
 };
 
 struct ReceiveStats {
@@ -157,10 +185,8 @@ class UdpReceiver {
  public:
   static Result<UdpReceiver> Open(const UdpReceiverOptions& options);
 
-  // Waits up to timeout_ms for datagrams and receives a batch. Returns the
-  // number of messages (each one datagram, or several coalesced by GRO), 0
-  // on timeout or a soft error, or -errno on a hard error.
-  int ReceiveBatch();
+  // Waits up to timeout_ms for datagrams and receives a batch.
+  BatchResult ReceiveBatch();
 
   // Calls visit(std::span<const std::byte> datagram, const sockaddr_storage& from)
   // for every datagram of the last batch, in arrival order.
@@ -221,6 +247,7 @@ class UdpReceiver {
   UdpReceiver() = default;
 
   UniqueFd fd_;
+  SocketCalls calls_;
   uint16_t port_ = 0;
   bool gro_ = false;
   size_t granted_buffer_ = 0;

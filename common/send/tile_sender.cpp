@@ -127,23 +127,23 @@ void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t 
   history_[0] = {frame, timestamp, static_cast<uint32_t>(stats_.sequence)};
 }
 
-int TileSender::SendBurst(bool hurry) {
+IoStatus TileSender::SendBurst(bool hurry) {
   const uint32_t count = packetizer_.packet_count();
   late_ = late_ || hurry;
   const uint32_t end = pacer_.TakeBurst(next_, late_);
   const std::span<const DatagramRun> burst = BuildBurst(frame_, timestamp_, next_, end);
   const uint64_t before = socket_.stats().bytes;
-  const int e = socket_.Send(burst);
+  const IoStatus e = socket_.Send(burst);
   budget_ =
       std::min(budget_max_, budget_ + share_ * static_cast<double>(socket_.stats().bytes - before));
   next_ = end;
-  if (e == 0 && next_ < count) return 0;
+  if (e.ok() && next_ < count) return e;
   frame_ = nullptr;
   stats_.sequence += count;
-  if (e != 0) return e;
+  if (!e.ok()) return e;
   ++stats_.frames;
   if (late_) ++stats_.late_frames;
-  return 0;
+  return {};
 }
 
 void TileSender::AnswerFeedback() {
@@ -225,13 +225,13 @@ void TileSender::FlushRetransmissions() {
   resends_.clear();
 }
 
-int TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
+IoStatus TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                           int64_t interval_ns, const std::function<bool()>& hurry) {
   BeginFrame(frame, timestamp, start_ns, interval_ns);
   for (;;) {
     const bool late = late_ || (hurry && hurry());
     if (!late) pacer_.WaitForSlot(next_);
-    if (const int e = SendBurst(late); e != 0 || !sending()) return e;
+    if (const IoStatus e = SendBurst(late); !e.ok() || !sending()) return e;
   }
 }
 

@@ -70,22 +70,21 @@ class TileSender {
   // Sends one frame: `frame` holds tile.frame_bytes() pixels. Paced over
   // [start_ns, start_ns + fraction * interval_ns). `hurry` is asked between
   // bursts; once it returns true the rest of the frame goes unpaced (the
-  // next tick is already due). Returns 0 or the errno of a hard socket
-  // error.
-  int SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
+  // next tick is already due). Not ok: a hard socket error.
+  IoStatus SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
                 const std::function<bool()>& hurry);
 
   // The same in steps, for one thread that paces several tiles
   // (streamer/tile_stream.h): BeginFrame plans the frame, NextBurstNs says
   // when its next burst is due (INT64_MIN unpaced), SendBurst sends that
   // burst (at or after then; at once when hurrying) and ends the frame with
-  // its last burst or a hard socket error (whose errno it returns).
+  // its last burst or a hard socket error (which it returns).
   // REQUIRES: BeginFrame only when !sending(); SendBurst only when sending().
   void BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                   int64_t interval_ns);
   bool sending() const { return frame_ != nullptr; }
   int64_t NextBurstNs() const { return pacer_.DueNs(next_); }
-  int SendBurst(bool hurry);
+  IoStatus SendBurst(bool hurry);
 
   // Answers what the receiver sent back (Generic NACKs): reads the
   // socket without blocking, retransmits what was asked for and may be.

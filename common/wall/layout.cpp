@@ -1,20 +1,10 @@
 #include "common/wall/layout.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
+#include "common/base/words.h"
+
 namespace tilestream {
-namespace {
-
-bool ParseUint(std::string_view s, uint32_t* out) {
-  if (s.empty()) return false;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-}  // namespace
-
 std::string Layout::ToString() const { return fmt::format("{}x{}", columns, rows); }
 
 std::string TileId::Name() const { return fmt::format("r{}c{}", row, column); }
@@ -22,8 +12,8 @@ std::string TileId::Name() const { return fmt::format("r{}c{}", row, column); }
 Result<Size2> ParseSize(std::string_view text, std::string_view what, uint32_t min, uint32_t max) {
   const size_t x = text.find('x');
   Size2 s;
-  if (x == std::string_view::npos || !ParseUint(text.substr(0, x), &s.width) ||
-      !ParseUint(text.substr(x + 1), &s.height)) {
+  if (x == std::string_view::npos || !ParseInteger(text.substr(0, x), &s.width) ||
+      !ParseInteger(text.substr(x + 1), &s.height)) {
     return Status::InvalidArgument(fmt::format("{} '{}' is not of the form WxH", what, text));
   }
   if (s.width < min || s.height < min || s.width > max || s.height > max) {
@@ -43,7 +33,7 @@ Result<TileId> ParseTileName(std::string_view text, const Layout& layout) {
   const size_t c = text.find('c');
   TileId id;
   if (text.size() < 4 || text[0] != 'r' || c == std::string_view::npos ||
-      !ParseUint(text.substr(1, c - 1), &id.row) || !ParseUint(text.substr(c + 1), &id.column)) {
+      !ParseInteger(text.substr(1, c - 1), &id.row) || !ParseInteger(text.substr(c + 1), &id.column)) {
     return Status::InvalidArgument(fmt::format("tile name '{}' is not of the form r<row>c<column>", text));
   }
   if (id.row >= layout.rows || id.column >= layout.columns) {

@@ -2,26 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <vector>
 
+#include "common/base/words.h"
+
 namespace tilestream {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-template <typename T>
-bool ParseNumber(std::string_view s, T* out) {
-  s = Trim(s);
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
 
 std::string AddressType(const std::string& address) {
   return address.find(':') == std::string::npos ? "IP4" : "IP6";
@@ -80,7 +67,7 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
   uint32_t depth = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
-    std::string_view line = Trim(text.substr(0, nl));
+    std::string_view line = TrimBlanks(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     if (line.size() < 2 || line[1] != '=') continue;
     const char type = line[0];
@@ -97,8 +84,8 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
       const size_t proto_end = sp == std::string_view::npos ? sp : value.find(' ', sp + 1);
       const std::string_view formats =
           proto_end == std::string_view::npos ? "" : value.substr(proto_end + 1);
-      if (sp == std::string_view::npos || !ParseNumber(value.substr(0, sp), &d.port) ||
-          !ParseNumber(formats.substr(0, formats.find(' ')), &d.payload_type)) {
+      if (sp == std::string_view::npos || !ParseInteger(TrimBlanks(value.substr(0, sp)), &d.port) ||
+          !ParseInteger(TrimBlanks(formats.substr(0, formats.find(' '))), &d.payload_type)) {
         return Status::InvalidArgument(fmt::format("SDP: bad media line 'm={}'", value));
       }
       have_media = true;
@@ -107,7 +94,7 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
       const std::string rtpmap = fmt::format("rtpmap:{} ", d.payload_type);
       const std::string fmtp = fmt::format("fmtp:{} ", d.payload_type);
       if (value.starts_with(rtpmap)) {
-        if (Trim(value.substr(rtpmap.size())) != "raw/90000")
+        if (TrimBlanks(value.substr(rtpmap.size())) != "raw/90000")
           return Status::Unsupported(fmt::format("SDP: '{}' is not raw/90000", value));
         have_rtpmap = true;
       } else if (value.starts_with(fmtp)) {
@@ -115,22 +102,22 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
         std::string_view params = value.substr(fmtp.size());
         while (!params.empty()) {
           const size_t semi = params.find(';');
-          const std::string_view kv = Trim(params.substr(0, semi));
+          const std::string_view kv = TrimBlanks(params.substr(0, semi));
           params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
           const size_t eq = kv.find('=');
           if (eq == std::string_view::npos) continue;
-          const std::string_view k = Trim(kv.substr(0, eq)), v = Trim(kv.substr(eq + 1));
+          const std::string_view k = TrimBlanks(kv.substr(0, eq)), v = TrimBlanks(kv.substr(eq + 1));
           bool ok = true;
           if (k == "sampling") sampling = std::string(v);
-          if (k == "width") ok = ParseNumber(v, &d.tile.width);
-          if (k == "height") ok = ParseNumber(v, &d.tile.height);
-          if (k == "depth") ok = ParseNumber(v, &depth);
+          if (k == "width") ok = ParseInteger(v, &d.tile.width);
+          if (k == "height") ok = ParseInteger(v, &d.tile.height);
+          if (k == "depth") ok = ParseInteger(v, &depth);
           if (k == "PM") d.packed = v == "2110GPM";
           if (k == "exactframerate") {
             const size_t slash = v.find('/');
             double num = 0, den = 1;
-            ok = ParseNumber(v.substr(0, slash), &num) &&
-                 (slash == std::string_view::npos || ParseNumber(v.substr(slash + 1), &den)) &&
+            ok = ParseReal(TrimBlanks(v.substr(0, slash)), &num) &&
+                 (slash == std::string_view::npos || ParseReal(TrimBlanks(v.substr(slash + 1)), &den)) &&
                  den > 0;
             d.fps = num / den;
           }
@@ -138,7 +125,7 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
         }
       } else if (value.starts_with("ssrc:") && d.ssrc == 0) {  // the first: the video's
         const std::string_view rest = value.substr(5);
-        ParseNumber(rest.substr(0, rest.find(' ')), &d.ssrc);
+        ParseInteger(TrimBlanks(rest.substr(0, rest.find(' '))), &d.ssrc);
       }
     }
     if (type == 'o') {

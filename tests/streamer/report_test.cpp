@@ -52,5 +52,36 @@ TEST(Report, JsonHasStreamsAndAggregate) {
   EXPECT_EQ(j["aggregate"]["frames"], 88);
 }
 
+TEST(Report, DeltaIsWhatWasCountedBetweenTwoReports) {
+  TileStats before = Stats(2, 1000), now = Stats(2, 4000);
+  now.frames = 50;
+  now.send_errors = 5;
+  before.send_errors = 2;
+  now.elapsed_ns = 3'000'000'000;
+  const TileStats d = Delta(now, before);
+  EXPECT_EQ(d.tile, 2u);
+  EXPECT_EQ(d.bytes, 3000u);
+  EXPECT_EQ(d.frames, 6u);
+  EXPECT_EQ(d.send_errors, 3u);
+  EXPECT_EQ(d.elapsed_ns, 1'000'000'000);
+}
+
+TEST(Report, ThePlanNamesEveryTilesRankDestinationAndSendPath) {
+  Wall wall;
+  wall.config = DefaultWallConfig({2, 1});
+  StreamerOptions o;
+  const RankPlan plan(wall.config, 1);  // one rank streams both tiles
+  std::vector<ReadyMessage> ready(2);
+  ready[0].gso = 1;
+  ready[1].numa_node = 1;
+  const std::string r = PlanReport(wall, o, plan, ready, 4);
+  EXPECT_THAT(r, HasSubstr("streamer: 2x1 wall of"));
+  EXPECT_THAT(r, HasSubstr("playing"));
+  EXPECT_THAT(r, HasSubstr("tile r0c0   rank 1   -> 127.0.0.1:"));
+  EXPECT_THAT(r, HasSubstr("nic default  GSO"));
+  EXPECT_THAT(r, HasSubstr("nic default (NUMA 1)  sendmmsg"));
+  EXPECT_THAT(r, HasSubstr("ranks 2..3 spare: more ranks than tiles + 1"));
+}
+
 }  // namespace
 }  // namespace tilestream

@@ -47,7 +47,7 @@ class TileCapture {
   void Start() {
     thread_ = std::thread([this] {
       while (!stop_ && packet_count() < max_) {
-        if (receiver_->ReceiveBatch() <= 0) continue;
+        if (receiver_->ReceiveBatch().messages == 0) continue;
         std::lock_guard lock(mu_);
         receiver_->ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage&) {
           ++packets_;

@@ -153,5 +153,18 @@ TEST(SwapSyncLines, RejectsMalformedLines) {
     EXPECT_FALSE(ParseSyncEvent(bad)) << bad;
 }
 
+// Swap sync shares the control channel's TCP connection and its words: a
+// tab separates as a space does on both.
+TEST(SwapSyncLines, TabsSeparateWordsAsOnTheControlChannel) {
+  const auto r = ParseSyncReport("complete\t14  \t7");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->tile, 14u);
+  EXPECT_EQ(r->timestamp, 7u);
+  const auto e = ParseSyncEvent("skip\t3\t9");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->decision, SyncDecision::kSkip);
+  EXPECT_EQ(e->tick, 9u);
+}
+
 }  // namespace
 }  // namespace tilestream

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -28,8 +30,9 @@ UdpReceiver OpenReceiver(bool gro = true) {
   return std::move(r).value();
 }
 
-UdpSender OpenSender(uint16_t port, bool gso = true) {
+UdpSender OpenSender(uint16_t port, bool gso = true, SocketCalls calls = {}) {
   UdpSenderOptions o;
+  o.calls = calls;
   o.destination = "127.0.0.1";
   o.port = port;
   o.source_address = "127.0.0.1";
@@ -44,7 +47,7 @@ std::vector<std::vector<std::byte>> Drain(UdpReceiver& r, size_t want) {
   std::vector<std::vector<std::byte>> got;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (got.size() < want && std::chrono::steady_clock::now() < give_up) {
-    if (r.ReceiveBatch() <= 0) continue;
+    if (r.ReceiveBatch().messages == 0) continue;
     r.ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage&) {
       got.emplace_back(d.begin(), d.end());
     });
@@ -80,7 +83,7 @@ void SendAndCheckFrame(bool gso, bool gro, uint32_t mtu) {
       const auto pad = p->padding(i);
       if (!pad.empty()) iov.push_back({const_cast<std::byte*>(pad.data()), pad.size()});
     }
-    ASSERT_EQ(sender.Send(iov, p->packet_size(first)), 0);
+    ASSERT_TRUE(sender.Send(iov, p->packet_size(first)).ok());
   }
   EXPECT_EQ(sender.stats().datagrams, p->packet_count());
   EXPECT_EQ(sender.stats().dropped, 0u);
@@ -116,7 +119,7 @@ TEST(UdpSocket, SplitsOneBufferIntoDatagramsWithAShorterLast) {
     for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7);
     // Two iovecs whose boundary falls inside the second datagram.
     const iovec iov[2] = {{data.data(), 4000}, {data.data() + 4000, 6000}};
-    ASSERT_EQ(sender.Send(iov, 3000), 0);
+    ASSERT_TRUE(sender.Send(iov, 3000).ok());
     const auto got = Drain(receiver, 4);
     ASSERT_EQ(got.size(), 4u) << "gso " << gso;
     std::vector<std::byte> joined;
@@ -133,7 +136,7 @@ TEST(UdpSocket, GsoSendsSeveralSuperDatagramsInOneCall) {
   if (!sender.gso()) GTEST_SKIP() << "kernel without UDP GSO";
   std::vector<std::byte> data(100 * 1400, std::byte{1});  // 100 datagrams > 64 segments
   const iovec iov{data.data(), data.size()};
-  ASSERT_EQ(sender.Send({&iov, 1}, 1400), 0);
+  ASSERT_TRUE(sender.Send({&iov, 1}, 1400).ok());
   EXPECT_EQ(sender.stats().syscalls, 1u);  // 46 + 46 + 8 (65507 / 1400 = 46 a message)
   EXPECT_EQ(sender.stats().datagrams, 100u);
   EXPECT_EQ(Drain(receiver, 100).size(), 100u);
@@ -148,7 +151,7 @@ TEST(UdpSocket, RunsOfSeveralSizesGoInOneCall) {
     std::vector<std::byte> a(3 * 2000, std::byte{2}), b(2 * 700 + 100, std::byte{3});
     const iovec iov_a{a.data(), a.size()}, iov_b{b.data(), b.size()};
     const DatagramRun runs[2] = {{{&iov_a, 1}, 2000}, {{&iov_b, 1}, 700}};
-    ASSERT_EQ(sender.Send(runs), 0);
+    ASSERT_TRUE(sender.Send(runs).ok());
     EXPECT_EQ(sender.stats().syscalls, 1u) << "gso " << gso;
     const auto got = Drain(receiver, 6);
     ASSERT_EQ(got.size(), 6u) << "gso " << gso;
@@ -163,7 +166,7 @@ TEST(UdpSocket, ReceiverReportsTheSenderAddress) {
   UdpSender sender = OpenSender(receiver.port());
   std::byte b[10] = {};
   const iovec iov{b, sizeof b};
-  ASSERT_EQ(sender.Send({&iov, 1}, sizeof b), 0);
+  ASSERT_TRUE(sender.Send({&iov, 1}, sizeof b).ok());
   auto local = SocketAddress::Resolve("127.0.0.1", 0);
   auto other = SocketAddress::Resolve("127.0.0.2", 0);
   bool seen = false;
@@ -189,7 +192,7 @@ TEST(UdpSocket, MissingReceiverIsASoftError) {
   std::byte b[100] = {};
   const iovec iov{b, sizeof b};
   for (int i = 0; i < 20; ++i) {
-    ASSERT_EQ(sender.Send({&iov, 1}, sizeof b), 0);
+    ASSERT_TRUE(sender.Send({&iov, 1}, sizeof b).ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_GT(sender.stats().refused, 0u);  // ICMP port unreachable came back
@@ -197,7 +200,9 @@ TEST(UdpSocket, MissingReceiverIsASoftError) {
 
 TEST(UdpSocket, ReceiveTimesOutWithZero) {
   UdpReceiver receiver = OpenReceiver();
-  EXPECT_EQ(receiver.ReceiveBatch(), 0);
+  const BatchResult r = receiver.ReceiveBatch();
+  EXPECT_EQ(r.messages, 0);
+  EXPECT_TRUE(r.status.ok());
 }
 
 TEST(UdpSocket, UnknownInterfaceIsRefusedOrIgnoredWithoutPrivilege) {
@@ -217,6 +222,57 @@ TEST(UdpSocket, UnresolvableDestinationIsAnError) {
   o.destination = "no-such-host.invalid";
   o.port = 9;
   EXPECT_FALSE(UdpSender::Open(o).ok());
+}
+
+// A kernel or device that refuses GSO at send time (EIO for a message with
+// a UDP_SEGMENT control message), as some NICs and tunnels do: the sender
+// falls back to a datagram per message, and nothing is lost.
+int RefuseGso(int fd, mmsghdr* messages, unsigned count, int flags) {
+  if (messages[0].msg_hdr.msg_controllen > 0) {
+    errno = EIO;
+    return -1;
+  }
+  return ::sendmmsg(fd, messages, count, flags);
+}
+
+TEST(UdpSocket, ASendWhoseGsoIsRefusedFallsBackToSendmmsgAndLosesNothing) {
+  UdpReceiver receiver = OpenReceiver();
+  SocketCalls calls;
+  calls.sendmmsg = RefuseGso;
+  UdpSender sender = OpenSender(receiver.port(), true, calls);
+  if (!sender.gso()) GTEST_SKIP() << "no UDP GSO on this kernel: nothing to fall back from";
+  std::vector<std::byte> bytes(10 * 1400);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(i * 7);
+  const iovec iov{bytes.data(), bytes.size()};
+  ASSERT_TRUE(sender.Send({&iov, 1}, 1400).ok());
+  EXPECT_FALSE(sender.gso());
+  EXPECT_EQ(sender.stats().gso_fallbacks, 1u);
+  EXPECT_EQ(sender.stats().datagrams, 10u);
+  ASSERT_TRUE(sender.Send({&iov, 1}, 1400).ok());  // by sendmmsg from now on
+  EXPECT_EQ(sender.stats().gso_fallbacks, 1u);
+  const auto got = Drain(receiver, 20);
+  ASSERT_EQ(got.size(), 20u);
+  for (size_t d = 0; d < got.size(); ++d) {
+    ASSERT_EQ(got[d].size(), 1400u);
+    EXPECT_EQ(got[d][0], bytes[(d % 10) * 1400]) << d;
+  }
+}
+
+int BrokenReceive(int, mmsghdr*, unsigned, int, timespec*) {
+  errno = EBADF;
+  return -1;
+}
+
+TEST(UdpSocket, AHardReceiveErrorIsReturnedNotHidden) {
+  UdpReceiverOptions o;
+  o.bind_address = "127.0.0.1";
+  o.calls.recvmmsg = BrokenReceive;
+  auto r = UdpReceiver::Open(o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const BatchResult b = r->ReceiveBatch();
+  EXPECT_EQ(b.messages, 0);
+  EXPECT_EQ(b.status.error, EBADF);
+  EXPECT_EQ(b.status.message(), std::strerror(EBADF));
 }
 
 }  // namespace

@@ -1,0 +1,157 @@
+#include "receiver/node_setup.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/wall/token_file.h"
+#include "receiver/tile_source.h"
+
+namespace tilestream {
+namespace {
+
+int FindNode(const WallConfig& c, const std::string& name, NodeParts* p) {
+  for (uint32_t n = 0; n < c.nodes.size(); ++n)
+    if (c.nodes[n].name == name) p->node = &c.nodes[n], p->node_index = n;
+  if (p->node) return 0;
+  std::string names;
+  for (const DisplayNode& n : c.nodes) names += (names.empty() ? "" : ", ") + n.name;
+  fmt::print(stderr, "receiver: {}: no display node '{}' (the nodes are: {})\n", c.source, name,
+             names);
+  return 2;
+}
+
+int OpenFrameLog(const std::string& path, NodeParts* p) {
+  if (path.empty()) return 0;
+  p->frame_log.reset(std::fopen(path.c_str(), "w"));
+  if (p->frame_log) return 0;
+  fmt::print(stderr, "receiver: cannot write {}\n", path);
+  return 2;
+}
+
+int MakeSyncClient(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p) {
+  if (!c.sync.enabled || !o.sync) return 0;
+  SyncClientOptions so;
+  so.address = c.control.client_address();
+  so.port = c.control.port;
+  so.node = p->node->name;
+  if (!c.control.token_file.empty()) {
+    auto token = ReadToken(c.control.token_file);
+    if (!token.ok()) {
+      fmt::print(stderr, "receiver: {}\n", token.status().message());
+      return 2;
+    }
+    so.token = *token;
+  }
+  p->sync = std::make_unique<SyncClient>(std::move(so));
+  return 0;
+}
+
+// Where tile t's stream is received and what is done with each frame.
+TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& o, uint32_t t,
+                                const TileSource& source, NodeParts* p) {
+  TileReceiverOptions to;
+  to.tile_index = t;
+  to.assembler.tile = c.wall.tile;
+  to.assembler.ssrc = source.ssrc;
+  to.assembler.payload_type = source.payload_type;
+  to.assembler.show_partial = o.show_partial || (p->sync && c.sync.partial);
+  if (p->sync) {
+    to.assembler.queue_depth = SyncQueueDepth(c);
+    to.on_complete = [s = p->sync.get()](uint32_t tile, uint32_t ts) {
+      s->ReportComplete(tile, ts);
+    };
+  }
+  PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
+  plan.tile = c.wall.tile;
+  plan.max_payload = c.max_udp_payload();
+  plan.packing = c.stream.packing;
+  if (o.placement && source.ours) to.plan = plan;
+  if (o.retransmission && source.ours && c.routes[t].retransmission) {
+    to.assembler.rtx_payload_type = c.stream.rtx_payload_type;
+    to.assembler.loss.window_ns = static_cast<int64_t>(1e9 / c.wall.fps);
+  }
+  to.socket.bind_address = p->node->address;
+  to.socket.port = c.routes[t].port;
+  to.socket.receive_buffer = c.stream.receive_buffer;
+  const Nic& nic = c.nics[c.routes[t].nic];
+  if (!nic.address.empty() && source.ours) {
+    auto from = SocketAddress::Resolve(nic.address, 0);
+    if (from.ok()) to.expected_source = *from;
+  }
+  if (p->frame_log) {
+    to.on_frame = [mu = &p->frame_log_mu, f = p->frame_log.get()](uint32_t tile, uint32_t ts,
+                                                                   uint64_t sum) {
+      std::lock_guard lock(*mu);
+      fmt::print(f, "{} {} {:016x}\n", tile, ts, sum);
+      std::fflush(f);  // a line per frame: readable while it runs
+    };
+  }
+  return to;
+}
+
+int OpenTiles(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p) {
+  for (uint32_t t = 0; t < c.tile_count(); ++t) {
+    if (c.routes[t].node != p->node_index) continue;
+    auto source = ResolveTileSource(c, t);
+    if (!source.ok()) {
+      fmt::print(stderr, "receiver: {}\n", source.status().message());
+      return 2;
+    }
+    auto r = TileReceiver::Open(TileOptions(c, o, t, *source, p));
+    if (!r.ok()) {
+      fmt::print(stderr, "receiver: tile {}: {}:{}: {}\n",
+                 TileId::FromIndex(t, c.wall.layout).Name(), p->node->address, c.routes[t].port,
+                 r.status().message());
+      return 1;
+    }
+    p->tiles.push_back(std::move(r).value());
+    p->indices.push_back(t);
+  }
+  return 0;
+}
+
+int OpenDisplay(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p) {
+  if (o.display.mode == DisplayMode::kHeadless) return 0;
+  auto d = NodeDisplay::Create(c, p->node_index, p->indices, o.display);
+  if (!d.ok()) {
+    fmt::print(stderr, "receiver: {}\n", d.status().message());
+    return 1;
+  }
+  p->display = std::move(d).value();
+  return 0;
+}
+
+}  // namespace
+
+size_t SyncQueueDepth(const WallConfig& c) {
+  // A longer deadline ([sync] deadline_ms) that the queue did not follow
+  // dropped frames the wall then released: "missing" on a loaded machine.
+  const double frames =
+      static_cast<double>(c.sync.deadline_after_tick_ns(c.wall.fps)) * c.wall.fps / 1e9;
+  return std::clamp<size_t>(static_cast<size_t>(std::ceil(frames)) + 1, 3, 16);
+}
+
+int SetUpNode(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p) {
+  int code = FindNode(c, o.node, p);
+  if (code == 0) code = OpenFrameLog(o.frame_log, p);
+  if (code == 0) code = MakeSyncClient(c, o, p);
+  if (code == 0) code = OpenTiles(c, o, p);
+  if (code == 0) code = OpenDisplay(c, o, p);
+  return code;
+}
+
+void PrintNodeStart(const WallConfig& c, const NodeParts& p) {
+  fmt::print("receiver: node {} ({}), {} tiles of {}x{}, {}, {}\n", p.node->name, p.node->address,
+             p.tiles.size(), c.wall.tile.width, c.wall.tile.height,
+             p.display ? p.display->Describe() : "headless",
+             p.sync ? fmt::format("swap sync via {}:{}", c.control.client_address(), c.control.port)
+                    : "no swap sync");
+  for (size_t i = 0; i < p.tiles.size(); ++i)
+    fmt::print("  tile {:<6} <- {}:{}\n", TileId::FromIndex(p.indices[i], c.wall.layout).Name(),
+               p.node->address, c.routes[p.indices[i]].port);
+  std::fflush(stdout);
+}
+
+}  // namespace tilestream

@@ -1,0 +1,125 @@
+#include "receiver/presenter.h"
+
+#include <time.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/base/clock.h"
+
+namespace tilestream {
+namespace {
+
+// Repaint the window now and then even with nothing new (exposed windows,
+// the overlay); no faster with no vsync (Xvfb, some drivers).
+constexpr int64_t kRepaintNs = 100 * kNsPerMs;
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * kNsPerSecond + ts.tv_nsec;
+}
+
+}  // namespace
+
+Presenter::Presenter(NodeParts* parts, bool overlay)
+    : p_(*parts),
+      overlay_(overlay),
+      overlay_text_(parts->tiles.size()),
+      got_(parts->tiles.size()),
+      last_draw_ns_(MonotonicNs()) {}
+
+bool Presenter::Turn() {
+  if (p_.sync) {
+    events_.clear();
+    // Headless, nothing but the sync's lines needs the loop: wake for them
+    // (or stop, within 100 ms), not 200 times a second.
+    p_.sync->Poll(p_.display ? 2 : 100, &events_);
+    for (const SyncEvent& e : events_) Present(e);
+  }
+  if (p_.display && !HandleWindowEvents()) return false;
+  if (p_.sync && p_.sync->subscribed()) {
+    // The coordinator decides what is shown; repaint now and then only.
+    if (p_.display && DueForRepaint()) Repaint();
+  } else if (p_.display) {
+    ShowNewFrames();
+  } else if (!p_.sync) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+void Presenter::SetOverlayText(size_t k, std::string text) {
+  overlay_text_[k] = std::move(text);
+  if (p_.display && overlay_) p_.display->SetOverlay(k, overlay_text_[k]);
+}
+
+// Shows the released tick on every tile of the node at once, and says when.
+void Presenter::Present(const SyncEvent& e) {
+  if (e.decision == SyncDecision::kSkip) {
+    ++counts_.skipped;
+    return;
+  }
+  const bool partial = e.decision == SyncDecision::kPartial;
+  ++(partial ? counts_.partial : counts_.presented);
+  bool any = false;
+  for (size_t i = 0; i < p_.tiles.size(); ++i) {
+    auto f = p_.tiles[i]->TakeFrame(e.timestamp, partial);
+    got_[i] = f.has_value();
+    any = any || got_[i];
+    if (!got_[i])
+      ++counts_.missing;
+    else if (p_.display)
+      p_.display->Upload(i, f->pixels);
+  }
+  if (!any) return;
+  counts_.last_tick = e.tick;
+  if (p_.display) {
+    p_.display->Show();
+    last_draw_ns_ = MonotonicNs();
+    ++counts_.window_updates;
+  }
+  const int64_t now = RealtimeNs();
+  for (size_t i = 0; i < p_.tiles.size(); ++i)
+    if (got_[i]) p_.sync->ReportShown(p_.indices[i], e.timestamp, now);
+}
+
+bool Presenter::HandleWindowEvents() {
+  const Renderer::Events ev = p_.display->PollEvents();
+  if (ev.quit) return false;
+  for (const std::string& command : ev.commands)
+    if (p_.sync) p_.sync->SendCommand(command);
+  if (ev.toggle_overlay) {
+    overlay_ = !overlay_;
+    for (size_t i = 0; i < p_.tiles.size(); ++i)
+      p_.display->SetOverlay(i, overlay_ ? overlay_text_[i] : "");
+    last_draw_ns_ = 0;  // repaint now
+  }
+  return true;
+}
+
+// Without swap sync: each tile's newest frame as it comes.
+void Presenter::ShowNewFrames() {
+  bool fresh = false;
+  for (size_t i = 0; i < p_.tiles.size(); ++i) {
+    if (auto f = p_.tiles[i]->TakeReady()) {
+      p_.display->Upload(i, f->pixels);
+      fresh = true;
+    }
+  }
+  if (fresh || DueForRepaint()) {
+    Repaint();  // vsync paces the loop where the display has it
+    counts_.window_updates += fresh;
+  } else if (!p_.sync) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void Presenter::Repaint() {
+  p_.display->Show();
+  last_draw_ns_ = MonotonicNs();
+}
+
+bool Presenter::DueForRepaint() const { return MonotonicNs() - last_draw_ns_ > kRepaintNs; }
+
+}  // namespace tilestream

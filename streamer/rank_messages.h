@@ -1,0 +1,37 @@
+// Point-to-point messages between the coordinator and the tile ranks
+// (streamer/messages.h), the one place that probes, receives and sends
+// them. Every message is a plain struct sent as MPI_BYTE within one build.
+#pragma once
+
+#include <mpi.h>
+
+#include "streamer/messages.h"
+
+namespace tilestream {
+
+// Whether a message of `tag` from `source` (or MPI_ANY_SOURCE) is waiting.
+inline bool MessageWaiting(MPI_Comm comm, int source, MessageTag tag, int* from = nullptr) {
+  int pending = 0;
+  MPI_Status st;
+  MPI_Iprobe(source, tag, comm, &pending, &st);
+  if (pending && from) *from = st.MPI_SOURCE;
+  return pending != 0;
+}
+
+// Takes one waiting message of `tag` from `source` into *out: true, with its
+// sender in *from; false (nothing touched) when none waits. Never blocks.
+template <typename Message>
+bool TryReceive(MPI_Comm comm, int source, MessageTag tag, Message* out, int* from = nullptr) {
+  int sender = source;
+  if (!MessageWaiting(comm, source, tag, &sender)) return false;
+  MPI_Recv(out, sizeof *out, MPI_BYTE, sender, tag, comm, MPI_STATUS_IGNORE);
+  if (from) *from = sender;
+  return true;
+}
+
+template <typename Message>
+void SendMessage(MPI_Comm comm, int rank, MessageTag tag, const Message& m) {
+  MPI_Send(&m, sizeof m, MPI_BYTE, rank, tag, comm);
+}
+
+}  // namespace tilestream

@@ -1,0 +1,37 @@
+#include "streamer/wall_status.h"
+
+namespace tilestream {
+namespace {
+
+nlohmann::json TileStatus(const WallStatusView& v, uint32_t t) {
+  const WallConfig& c = v.config;
+  nlohmann::json tile{{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
+                      {"rank", v.plan.rank(t)},
+                      {"nic", c.nics[c.routes[t].nic].name}};
+  if (t < v.last_second.size()) {
+    const StreamSummary& s = v.last_second[t];
+    tile["gbps"] = s.mbps / 1000;
+    tile["disk_mbytes_per_s"] = s.disk_mbytes_per_s;
+    tile["send_errors"] = v.latest[t].send_errors;
+    tile["late_frames"] = v.latest[t].late_frames;
+  }
+  if (t < v.receivers.size() && v.receivers[t].known) {
+    const ControlServer::ReceiverTileStats& r = v.receivers[t];
+    tile["receiver"] = {{"fps", r.frames}, {"lost", r.lost}, {"incomplete", r.incomplete}};
+  }
+  return tile;
+}
+
+}  // namespace
+
+void AddWallStatus(const WallStatusView& v, nlohmann::json* out) {
+  nlohmann::json& j = *out;
+  const SyncStats& st = v.sync.stats();
+  j["sync"] = {{"enabled", v.config.sync.enabled}, {"nodes", v.synced_nodes},
+               {"shown", st.presented + st.partial}, {"skipped", st.skipped},
+               {"skew_mean_ms", st.skew_mean_ms()},   {"skew_max_ms", st.skew_max_ns / 1e6}};
+  j["tiles"] = nlohmann::json::array();
+  for (uint32_t t = 0; t < v.config.tile_count(); ++t) j["tiles"].push_back(TileStatus(v, t));
+}
+
+}  // namespace tilestream

@@ -1,0 +1,35 @@
+// What the control channel's `status` says beyond the playback state: the
+// swap sync, and per tile its rank, NIC, the sender's last second and its
+// receiver's last report. Built from plain values, so it is tested without
+// MPI (tests/streamer/wall_status_test.cpp).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/control/swap_sync.h"
+#include "common/wall/wall_config.h"
+#include "streamer/control_server.h"
+#include "streamer/messages.h"
+#include "streamer/rank_plan.h"
+#include "streamer/report.h"
+
+namespace tilestream {
+
+struct WallStatusView {
+  const WallConfig& config;
+  const RankPlan& plan;
+  const SwapSyncMaster& sync;
+  size_t synced_nodes = 0;
+  // Per tile; last_second may be empty before the first second.
+  const std::vector<StreamSummary>& last_second;
+  const std::vector<TileStats>& latest;
+  const std::vector<ControlServer::ReceiverTileStats>& receivers;
+};
+
+// Adds "sync" and "tiles" to the reply object *out.
+void AddWallStatus(const WallStatusView& v, nlohmann::json* out);
+
+}  // namespace tilestream
