@@ -48,7 +48,7 @@ class NodeDisplay {
     size_t renderer, view;
   };
   std::vector<std::unique_ptr<Renderer>> renderers_;
-  std::vector<Place> places_;               // per tile position k
+  std::vector<Place> places_;  // per tile position k
   std::string description_;
 };
 

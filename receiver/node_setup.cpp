@@ -82,7 +82,7 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
   }
   if (p->frame_log) {
     to.on_frame = [mu = &p->frame_log_mu, f = p->frame_log.get()](uint32_t tile, uint32_t ts,
-                                                                   uint64_t sum) {
+                                                                  uint64_t sum) {
       std::lock_guard lock(*mu);
       fmt::print(f, "{} {} {:016x}\n", tile, ts, sum);
       std::fflush(f);  // a line per frame: readable while it runs

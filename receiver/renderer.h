@@ -24,7 +24,7 @@ struct RendererOptions {
   std::string title = "tilestream";
   bool fullscreen = false;
   bool borderless = false;
-  int display = 0;    // SDL display index: the window goes there (fullscreen: fills it)
+  int display = 0;  // SDL display index: the window goes there (fullscreen: fills it)
   bool vsync = true;
   bool hidden = false;  // for tests: no window shown
 };
@@ -52,8 +52,8 @@ class Renderer {
   std::vector<std::byte> ReadPixels() const;
   // Handles the events of every window (SDL has one queue).
   struct Events {
-    bool quit = false;            // Esc, q, or a window closed
-    bool toggle_overlay = false;  // o
+    bool quit = false;                  // Esc, q, or a window closed
+    bool toggle_overlay = false;        // o
     std::vector<std::string> commands;  // control commands of the keys: space, arrows, Home
   };
   static Events PollEvents();

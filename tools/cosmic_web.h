@@ -22,7 +22,7 @@
 namespace tilestream {
 
 struct CosmicWebOptions {
-  uint32_t width = 0;   // the whole wall's source frame, bezels included
+  uint32_t width = 0;  // the whole wall's source frame, bezels included
   uint32_t height = 0;
   uint64_t frames = 300;
   uint64_t seed = 1;
@@ -44,9 +44,9 @@ class CosmicWeb {
  private:
   explicit CosmicWeb(const CosmicWebOptions& o) : options_(o) {}
   CosmicWebOptions options_;
-  uint32_t nx_ = 0, ny_ = 0;            // particle lattice
-  std::vector<float> psi_x_, psi_y_;    // displacement per particle
-  float collapse_d_ = 1;                // growth factor at which sheets form
+  uint32_t nx_ = 0, ny_ = 0;          // particle lattice
+  std::vector<float> psi_x_, psi_y_;  // displacement per particle
+  float collapse_d_ = 1;              // growth factor at which sheets form
   std::vector<float> density_, blurred_;
   std::vector<std::array<uint8_t, 3>> palette_;
 };

@@ -21,8 +21,8 @@ struct CutOptions {
   std::vector<std::string> spread;  // tile files round-robin over these directories
   std::string title;
   bool overwrite = false;
-  uint64_t max_frames = 0;  // 0: all the source has
-  bool progress = true;     // a bar on a terminal
+  uint64_t max_frames = 0;                  // 0: all the source has
+  bool progress = true;                     // a bar on a terminal
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT) to abort
 };
 

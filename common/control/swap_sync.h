@@ -31,10 +31,10 @@ struct SyncEvent {
 };
 
 struct SyncStats {
-  uint64_t presented = 0;  // released with every tile complete
-  uint64_t skipped = 0;    // incomplete at the deadline, skip policy
-  uint64_t partial = 0;    // incomplete at the deadline, partial policy
-  uint64_t unmatched = 0;  // reports of a tick not waiting (late or unknown)
+  uint64_t presented = 0;     // released with every tile complete
+  uint64_t skipped = 0;       // incomplete at the deadline, skip policy
+  uint64_t partial = 0;       // incomplete at the deadline, partial policy
+  uint64_t unmatched = 0;     // reports of a tick not waiting (late or unknown)
   uint64_t skew_samples = 0;  // released ticks shown by two tiles or more
   int64_t skew_sum_ns = 0;
   int64_t skew_max_ns = 0;
@@ -84,8 +84,8 @@ class SwapSyncMaster {
     uint32_t shown = 0;
     int64_t first_ns = 0, last_ns = 0;
   };
-  static constexpr size_t kMaxPending = 256;   // ticks awaiting a decision
-  static constexpr size_t kMaxReleased = 64;   // ticks whose skew is being measured
+  static constexpr size_t kMaxPending = 256;  // ticks awaiting a decision
+  static constexpr size_t kMaxReleased = 64;  // ticks whose skew is being measured
 
   bool AllComplete(const Pending& p) const;
   bool AnyMember(const Pending& p) const;

@@ -375,7 +375,7 @@ BatchResult UdpReceiver::ReceiveBatch() {
   }
   ++stats_.syscalls;
   const int n = calls_.recvmmsg(fd_.get(), mmsgs_.data(), static_cast<unsigned>(mmsgs_.size()),
-                         MSG_WAITFORONE, nullptr);
+                                MSG_WAITFORONE, nullptr);
   if (n < 0) {
     const int e = errno;
     if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ECONNREFUSED) return {};

@@ -226,7 +226,7 @@ void TileSender::FlushRetransmissions() {
 }
 
 IoStatus TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
-                          int64_t interval_ns, const std::function<bool()>& hurry) {
+                               int64_t interval_ns, const std::function<bool()>& hurry) {
   BeginFrame(frame, timestamp, start_ns, interval_ns);
   for (;;) {
     const bool late = late_ || (hurry && hurry());
