@@ -6,18 +6,19 @@
 //
 // Rates are pixel bytes per second. Each figure is the best of several
 // timed rounds, so a noisy neighbour lowers it less.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "common/base/aligned_buffer.h"
+#include "common/base/guarded_main.h"
 #include "common/wire/packetizer.h"
 #include "common/wire/rfc4175.h"
 
@@ -47,9 +48,7 @@ double BestRate(double seconds, size_t bytes, const std::function<void()>& body)
 
 void Escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   CLI::App app{"Packetize and parse rates of one tile frame on one core, vs memcpy", "packet_rate"};
   uint32_t width = 2560, height = 1600, mtu = 9000;
   double seconds = 1;
@@ -87,7 +86,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < frame_bytes; ++i) src->data()[i] = std::byte(i * 131 + (i >> 12));
   std::vector<size_t> sizes(p.packet_count());
   for (uint32_t i = 0; i < p.packet_count(); ++i)
-    sizes[i] = p.Build(i, src->span(), 1234, i, {packets->data() + size_t{i} * p.max_packet_size(), p.max_packet_size()});
+    sizes[i] = p.Build(i, src->span(), 1234, i,
+                       {packets->data() + size_t{i} * p.max_packet_size(), p.max_packet_size()});
 
   const double memcpy_rate = BestRate(seconds, frame_bytes, [&] {
     std::memcpy(dst->data(), src->data(), frame_bytes);
@@ -95,21 +95,23 @@ int main(int argc, char** argv) {
   });
   const double packetize_rate = BestRate(seconds, frame_bytes, [&] {
     for (uint32_t i = 0; i < p.packet_count(); ++i)
-      p.Build(i, src->span(), 1234, i, {ring.data() + (i % kRing) * p.max_packet_size(), p.max_packet_size()});
+      p.Build(i, src->span(), 1234, i,
+              {ring.data() + (i % kRing) * p.max_packet_size(), p.max_packet_size()});
     Escape(ring.data());
   });
   uint32_t header_sink = 0;
   const double headers_rate = BestRate(seconds, frame_bytes, [&] {
     for (uint32_t i = 0; i < p.packet_count(); ++i)
-      header_sink += static_cast<uint32_t>(
-          p.WriteHeaders(i, 1234, i, {ring.data() + (i % kRing) * p.max_packet_size(), p.max_packet_size()}));
+      header_sink += static_cast<uint32_t>(p.WriteHeaders(
+          i, 1234, i, {ring.data() + (i % kRing) * p.max_packet_size(), p.max_packet_size()}));
     Escape(ring.data());
   });
   size_t bad = 0;
   const double parse_rate = BestRate(seconds, frame_bytes, [&] {
     for (uint32_t i = 0; i < p.packet_count(); ++i) {
       Rfc4175View v;
-      if (ParseRfc4175({packets->data() + size_t{i} * p.max_packet_size(), sizes[i]}, tile, &v) != ParseError::kOk) {
+      if (ParseRfc4175({packets->data() + size_t{i} * p.max_packet_size(), sizes[i]}, tile, &v) !=
+          ParseError::kOk) {
         ++bad;
         continue;
       }
@@ -123,18 +125,22 @@ int main(int argc, char** argv) {
   }
 
   constexpr double kTarget = 10.0;
-  fmt::print("tile {}x{} rgb24 ({:.1f} MB), MTU {} ({}-byte UDP payload): {} packets per frame\n", width, height,
-             frame_bytes / 1e6, mtu, po.max_payload, p.packet_count());
+  fmt::print("tile {}x{} rgb24 ({:.1f} MB), MTU {} ({}-byte UDP payload): {} packets per frame\n",
+             width, height, frame_bytes / 1e6, mtu, po.max_payload, p.packet_count());
   fmt::print("{:<24} {:>8}  {:>10}  {}\n", "path", "GB/s", "vs memcpy", "target");
   fmt::print("{:<24} {:>8.1f}  {:>10}  reference\n", "memcpy frame", memcpy_rate, "1.00x");
   auto row = [&](const char* name, double rate, bool targeted) {
     fmt::print("{:<24} {:>8.1f}  {:>9.2f}x  {}\n", name, rate, rate / memcpy_rate,
-               targeted ? fmt::format(">= {:.0f} GB/s: {}", kTarget, rate >= kTarget ? "met" : "MISSED") : "");
+               targeted
+                   ? fmt::format(">= {:.0f} GB/s: {}", kTarget, rate >= kTarget ? "met" : "MISSED")
+                   : "");
   };
   row("packetize (copy)", packetize_rate, true);
   row("packetize (headers)", headers_rate, false);
   row("parse + assemble", parse_rate, true);
-  fmt::print("packetize (headers) is the zero-copy path: headers built, pixels sent from the frame by iovec\n");
+  fmt::print(
+      "packetize (headers) is the zero-copy path: headers built, pixels sent from the frame by "
+      "iovec\n");
 
   if (!json_path.empty()) {
     nlohmann::json j = {{"width", width},
@@ -156,4 +162,10 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   return header_sink == 0xffffffff ? 2 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tilestream::GuardedMain("packet_rate", [&] { return Run(argc, argv); });
 }

@@ -3,23 +3,22 @@
 // receiver; prints what each port received. Stops by itself.
 //
 //   udp_sink --port 50000 --count 15 --seconds 20
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
+#include "common/base/guarded_main.h"
 #include "common/net/udp_socket.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   using namespace tilestream;
   CLI::App app{"Receives and discards UDP on ports PORT..PORT+COUNT-1 for SECONDS", "udp_sink"};
   uint16_t port = 50000;
@@ -50,6 +49,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::vector<std::thread> threads;
+  threads.reserve(receivers.size());
   for (auto& r : receivers)
     threads.emplace_back([&r, end] {
       while (!g_stop && std::chrono::steady_clock::now() < end) r->ReceiveBatch();
@@ -63,4 +63,10 @@ int main(int argc, char** argv) {
   }
   fmt::print("udp_sink: total {} bytes\n", total);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tilestream::GuardedMain("udp_sink", [&] { return Run(argc, argv); });
 }

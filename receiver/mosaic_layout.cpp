@@ -8,8 +8,8 @@
 
 namespace tilestream {
 
-std::vector<TileView> MosaicLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles, int window_width,
-                                   int window_height) {
+std::vector<TileView> MosaicLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles,
+                                   int window_width, int window_height) {
   const double scale = std::min(static_cast<double>(window_width) / wall.source_width(),
                                 static_cast<double>(window_height) / wall.source_height());
   const double left = (window_width - wall.source_width() * scale) / 2;
@@ -27,8 +27,8 @@ std::vector<TileView> MosaicLayout(const WallSettings& wall, const std::vector<u
   return views;
 }
 
-std::vector<TileView> SpanLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles, int* width,
-                                 int* height) {
+std::vector<TileView> SpanLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles,
+                                 int* width, int* height) {
   uint32_t min_row = UINT32_MAX, min_column = UINT32_MAX, max_row = 0, max_column = 0;
   for (uint32_t t : tiles) {
     const TileId id = TileId::FromIndex(t, wall.layout);
@@ -39,7 +39,8 @@ std::vector<TileView> SpanLayout(const WallSettings& wall, const std::vector<uin
   std::vector<TileView> views;
   for (uint32_t t : tiles) {
     const TileId id = TileId::FromIndex(t, wall.layout);
-    views.push_back({t, static_cast<int>(id.column - min_column) * w, static_cast<int>(id.row - min_row) * h, w, h});
+    views.push_back({t, static_cast<int>(id.column - min_column) * w,
+                     static_cast<int>(id.row - min_row) * h, w, h});
   }
   *width = tiles.empty() ? 0 : static_cast<int>(max_column - min_column + 1) * w;
   *height = tiles.empty() ? 0 : static_cast<int>(max_row - min_row + 1) * h;

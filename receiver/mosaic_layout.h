@@ -20,12 +20,12 @@ struct TileView {
 
 // Views for `tiles` (indices) showing the wall scaled by the largest factor
 // that fits `window_width` x `window_height`, centred.
-std::vector<TileView> MosaicLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles, int window_width,
-                                   int window_height);
+std::vector<TileView> MosaicLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles,
+                                   int window_width, int window_height);
 
 // Views for `tiles` (indices) at native size, placed as on the wall without
 // bezels, the top-left tile at (0, 0); *width and *height get the extent.
-std::vector<TileView> SpanLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles, int* width,
-                                 int* height);
+std::vector<TileView> SpanLayout(const WallSettings& wall, const std::vector<uint32_t>& tiles,
+                                 int* width, int* height);
 
 }  // namespace tilestream

@@ -1,8 +1,8 @@
 #include "receiver/node_display.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "common/image/ppm.h"
 #include "receiver/mosaic_layout.h"
@@ -14,7 +14,8 @@ Result<std::unique_ptr<NodeDisplay>> NodeDisplay::Create(const WallConfig& c, ui
                                                          const NodeDisplayOptions& o) {
   auto d = std::make_unique<NodeDisplay>();
   const DisplayNode& node = c.nodes[node_index];
-  auto add = [&](RendererOptions ro, std::vector<TileView> views, const std::vector<size_t>& ks) -> Status {
+  auto add = [&](const RendererOptions& ro, std::vector<TileView> views,
+                 const std::vector<size_t>& ks) -> Status {
     auto r = Renderer::Create(ro, c.wall.tile, std::move(views));
     if (!r.ok()) return r.status();
     for (size_t v = 0; v < ks.size(); ++v) d->places_[ks[v]] = {d->renderers_.size(), v};
@@ -40,15 +41,16 @@ Result<std::unique_ptr<NodeDisplay>> NodeDisplay::Create(const WallConfig& c, ui
       ro.borderless = true;
       ro.display = node.displays.empty() ? 0 : node.displays[0];
       TS_RETURN_IF_ERROR(add(ro, std::move(views), all));
-      d->description_ = fmt::format("one {}x{} window spanning the tiles from display {}", ro.width, ro.height,
-                                    ro.display);
+      d->description_ = fmt::format("one {}x{} window spanning the tiles from display {}", ro.width,
+                                    ro.height, ro.display);
       break;
     }
     case DisplayMode::kTiles:
       for (size_t k = 0; k < tiles.size(); ++k) {
         RendererOptions t = ro;
         t.title = fmt::format("tilestream: {}", TileId::FromIndex(tiles[k], c.wall.layout).Name());
-        t.width = static_cast<int>(c.wall.tile.width), t.height = static_cast<int>(c.wall.tile.height);
+        t.width = static_cast<int>(c.wall.tile.width),
+        t.height = static_cast<int>(c.wall.tile.height);
         t.fullscreen = !o.windowed;
         t.display = c.routes[tiles[k]].display;
         t.vsync = k + 1 == tiles.size();
@@ -80,11 +82,13 @@ Status NodeDisplay::Screenshot(const std::string& path) {
     std::string file = path;
     if (renderers_.size() > 1) {
       const std::filesystem::path p(path);
-      file = (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), i, p.extension().string())).string();
+      file =
+          (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), i, p.extension().string()))
+              .string();
     }
     const Renderer& r = *renderers_[i];
-    TS_RETURN_IF_ERROR(
-        WritePpm(file, static_cast<uint32_t>(r.width()), static_cast<uint32_t>(r.height()), r.ReadPixels()));
+    TS_RETURN_IF_ERROR(WritePpm(file, static_cast<uint32_t>(r.width()),
+                                static_cast<uint32_t>(r.height()), r.ReadPixels()));
   }
   return Status::Ok();
 }

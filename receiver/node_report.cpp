@@ -50,37 +50,37 @@ nlohmann::json FinalTileJson(const std::string& name, double seconds, const Tile
   for (size_t e = 1; e < a.malformed.size(); ++e)
     if (a.malformed[e]) malformed[ParseErrorName(static_cast<ParseError>(e))] = a.malformed[e];
   nlohmann::json j = {{"tile", name},
-          {"mbps", s.bytes * 8 / seconds / 1e6},
-          {"bytes", s.bytes},
-          {"frames_complete", s.complete},
-          {"frames_incomplete", s.incomplete},
-          {"packets", s.packets},
-          {"lost", s.lost},
-          {"reordered", s.reordered},
-          {"duplicate", s.duplicate},
-          {"late", s.late},
-          {"malformed", malformed},
-          {"foreign_ssrc", a.foreign_ssrc},
-          {"foreign_source", a.foreign_source},
-          {"wrong_payload_type", a.wrong_payload_type},
-          {"probation", a.probation},
-          {"sequence_jump", a.sequence_jump},
-          {"timestamp_out_of_sequence", a.timestamp_out_of_sequence},
-          {"frames_wrong_geometry", a.frames_wrong_geometry},
-          {"arriving", fmt::format("{}x{}", a.arriving.width, a.arriving.height)},
-          {"placed", st.placement.placed},
-          {"datagrams", st.socket.datagrams},
-          {"kernel_drops", st.socket.kernel_drops},
-          {"receive_syscalls", st.socket.syscalls},
-          {"gathered_bytes", st.placement.gathered},
-          {"nacks", st.loss.nacks},
-          {"nack_requested", st.loss.requested},
-          {"retransmitted", a.retransmitted},
-          {"recovered", a.recovered},
-          {"retransmit_late", a.retransmit_late},
-          {"unrecoverable", st.loss.unrecoverable},
-          {"frames_repaired", a.frames_repaired},
-          {"feedback_errors", st.socket.feedback_errors}};
+                      {"mbps", s.bytes * 8 / seconds / 1e6},
+                      {"bytes", s.bytes},
+                      {"frames_complete", s.complete},
+                      {"frames_incomplete", s.incomplete},
+                      {"packets", s.packets},
+                      {"lost", s.lost},
+                      {"reordered", s.reordered},
+                      {"duplicate", s.duplicate},
+                      {"late", s.late},
+                      {"malformed", malformed},
+                      {"foreign_ssrc", a.foreign_ssrc},
+                      {"foreign_source", a.foreign_source},
+                      {"wrong_payload_type", a.wrong_payload_type},
+                      {"probation", a.probation},
+                      {"sequence_jump", a.sequence_jump},
+                      {"timestamp_out_of_sequence", a.timestamp_out_of_sequence},
+                      {"frames_wrong_geometry", a.frames_wrong_geometry},
+                      {"arriving", fmt::format("{}x{}", a.arriving.width, a.arriving.height)},
+                      {"placed", st.placement.placed},
+                      {"datagrams", st.socket.datagrams},
+                      {"kernel_drops", st.socket.kernel_drops},
+                      {"receive_syscalls", st.socket.syscalls},
+                      {"gathered_bytes", st.placement.gathered},
+                      {"nacks", st.loss.nacks},
+                      {"nack_requested", st.loss.requested},
+                      {"retransmitted", a.retransmitted},
+                      {"recovered", a.recovered},
+                      {"retransmit_late", a.retransmit_late},
+                      {"unrecoverable", st.loss.unrecoverable},
+                      {"frames_repaired", a.frames_repaired},
+                      {"feedback_errors", st.socket.feedback_errors}};
   if (!st.receive_error.ok()) j["receive_error"] = st.receive_error.message();
   return j;
 }
@@ -127,7 +127,8 @@ void SecondReporter::Report(double elapsed_s, const PresentCounts& counts, Prese
     node.bytes += s.bytes, node.lost += s.lost, node.complete += s.complete,
         node.incomplete += s.incomplete, node.malformed += s.malformed;
     // The overlay: what this tile showed and received in the last second.
-    const uint64_t frames = synced ? shown - shown_previous_ : s.complete - tile_previous_[i].complete;
+    const uint64_t frames =
+        synced ? shown - shown_previous_ : s.complete - tile_previous_[i].complete;
     presenter->SetOverlayText(
         i, fmt::format("{}  {} FPS  {:.2f} GBIT/S  LOSS {}  {}",
                        TileId::FromIndex(p_.indices[i], c_.wall.layout).Name(), frames,

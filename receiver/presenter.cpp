@@ -1,7 +1,5 @@
 #include "receiver/presenter.h"
 
-#include <time.h>
-
 #include <chrono>
 #include <thread>
 
@@ -13,12 +11,6 @@ namespace {
 // Repaint the window now and then even with nothing new (exposed windows,
 // the overlay); no faster with no vsync (Xvfb, some drivers).
 constexpr int64_t kRepaintNs = 100 * kNsPerMs;
-
-int64_t RealtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * kNsPerSecond + ts.tv_nsec;
-}
 
 }  // namespace
 

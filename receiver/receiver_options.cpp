@@ -38,7 +38,8 @@ void AddDisplayFlags(CLI::App* app, ReceiverFlags* f, Choices* c) {
                 "One window per tile, fullscreen on the tile's display (the config's displays)");
   app->add_flag("--windowed", o.display.windowed,
                 "With --tiles: ordinary windows of the tile's size");
-  app->add_flag("--span", c->span, "One borderless window spanning the node's tiles at native size");
+  app->add_flag("--span", c->span,
+                "One borderless window spanning the node's tiles at native size");
   app->add_flag("--mosaic", c->mosaic,
                 "One window showing the node's tiles as the wall, scaled down (bezels black)");
   app->add_flag("--overlay", o.overlay, "Start with the overlay shown (the key o toggles it)");
@@ -96,7 +97,7 @@ bool Apply(const Choices& c, ReceiverFlags* f) {
 
 }  // namespace
 
-std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* f) {
+std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* flags) {
   CLI::App app{
       "tilestream receiver: receives the tiles a display node shows (RTP/RFC 4175 over UDP),\n"
       "reassembles frames, counts loss, and shows them: one fullscreen window per tile (--tiles),\n"
@@ -105,35 +106,36 @@ std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* f) {
       "quits.",
       "receiver"};
   Choices choices;
-  AddSourceFlags(&app, f);
-  AddDisplayFlags(&app, f, &choices);
-  AddRunFlags(&app, f, &choices);
+  AddSourceFlags(&app, flags);
+  AddDisplayFlags(&app, flags, &choices);
+  AddRunFlags(&app, flags, &choices);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!Apply(choices, f)) return 2;
+  if (!Apply(choices, flags)) return 2;
   return std::nullopt;
 }
 
-Result<WallConfig> ReceiverWallConfig(ReceiverFlags* f) {
+Result<WallConfig> ReceiverWallConfig(ReceiverFlags* flags) {
   Result<WallConfig> c = Status::InvalidArgument("no wall");
-  if (!f->sdp_files.empty()) {
-    if (!f->config_path.empty() || !f->layout.empty())
-      return Status::InvalidArgument("--sdp describes the streams: no --config or --layout with it");
-    auto streams = ReadSdpFiles(f->sdp_files);
+  if (!flags->sdp_files.empty()) {
+    if (!flags->config_path.empty() || !flags->layout.empty())
+      return Status::InvalidArgument(
+          "--sdp describes the streams: no --config or --layout with it");
+    auto streams = ReadSdpFiles(flags->sdp_files);
     if (!streams.ok()) return streams.status();
-    c = WallConfigForStreams(*streams, f->sdp_files);
-  } else if (!f->config_path.empty()) {
-    c = LoadWallConfig(f->config_path);
+    c = WallConfigForStreams(*streams, flags->sdp_files);
+  } else if (!flags->config_path.empty()) {
+    c = LoadWallConfig(flags->config_path);
   } else {
-    auto l = ParseLayout(f->layout.empty() ? "5x3" : f->layout);
+    auto l = ParseLayout(flags->layout.empty() ? "5x3" : flags->layout);
     if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
     c = DefaultWallConfig(*l);
   }
-  if (c.ok() && f->node.node.empty())
-    f->node.node = c->nodes.size() == 1 ? c->nodes[0].name : "localhost";
+  if (c.ok() && flags->node.node.empty())
+    flags->node.node = c->nodes.size() == 1 ? c->nodes[0].name : "localhost";
   return c;
 }
 

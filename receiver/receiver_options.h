@@ -23,7 +23,7 @@ struct ReceiverFlags {
 
 // Parses the flags. Returns an exit code to end with (help printed: 0, bad
 // flags or a bad combination: 2, said on stderr), or nullopt to go on.
-std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* out);
+std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* flags);
 
 // The wall the flags describe; without --node, the node is the config's only
 // one, or "localhost".

@@ -2,11 +2,10 @@
 
 #include <GL/glew.h>
 #include <SDL2/SDL.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "common/image/bitmap_font.h"
 
@@ -30,10 +29,13 @@ struct Renderer::Impl {
   void MakeCurrent() {
     if (SDL_GL_GetCurrentContext() != context) SDL_GL_MakeCurrent(window, context);
   }
+  Status Open();
+  void CreateTextures();
 
   ~Impl() {
     if (context) {
-      if (!textures.empty()) glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
+      if (!textures.empty())
+        glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
       if (!pbos.empty()) glDeleteBuffers(static_cast<GLsizei>(pbos.size()), pbos.data());
       for (const Overlay& o : overlays)
         if (o.texture) glDeleteTextures(1, &o.texture);
@@ -47,14 +49,9 @@ struct Renderer::Impl {
 Renderer::Renderer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Renderer::~Renderer() = default;
 
-Result<std::unique_ptr<Renderer>> Renderer::Create(const RendererOptions& o, TileGeometry tile,
-                                                   std::vector<TileView> views) {
-  if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0)
-    return Status::Unsupported(fmt::format("SDL video: {} (no display? use --headless)", SDL_GetError()));
-  auto impl = std::make_unique<Impl>();
-  impl->options = o;
-  impl->tile = tile;
-  impl->views = std::move(views);
+// The window, its OpenGL context and GLEW's entry points.
+Status Renderer::Impl::Open() {
+  const RendererOptions& o = options;
   SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
   Uint32 flags = SDL_WINDOW_OPENGL | (o.hidden ? SDL_WINDOW_HIDDEN : SDL_WINDOW_SHOWN);
   int x = SDL_WINDOWPOS_CENTERED_DISPLAY(o.display), y = SDL_WINDOWPOS_CENTERED_DISPLAY(o.display);
@@ -64,47 +61,68 @@ Result<std::unique_ptr<Renderer>> Renderer::Create(const RendererOptions& o, Til
     SDL_Rect bounds{};
     if (SDL_GetDisplayBounds(o.display, &bounds) == 0) x = bounds.x, y = bounds.y;
   }
-  impl->window = SDL_CreateWindow(o.title.c_str(), x, y, o.width, o.height, flags);
-  if (!impl->window) return Status::Unsupported(fmt::format("SDL window: {}", SDL_GetError()));
-  impl->context = SDL_GL_CreateContext(impl->window);
-  if (!impl->context) return Status::Unsupported(fmt::format("OpenGL context: {}", SDL_GetError()));
-  SDL_GL_MakeCurrent(impl->window, impl->context);
+  window = SDL_CreateWindow(o.title.c_str(), x, y, o.width, o.height, flags);
+  if (!window) return Status::Unsupported(fmt::format("SDL window: {}", SDL_GetError()));
+  context = SDL_GL_CreateContext(window);
+  if (!context) return Status::Unsupported(fmt::format("OpenGL context: {}", SDL_GetError()));
+  SDL_GL_MakeCurrent(window, context);
   glewExperimental = GL_TRUE;
   // GLEW loads the GL entry points first and then queries GLX, which fails
   // with NO_GLX_DISPLAY where it cannot see the display (EGL, some Xvfb
   // runs): harmless when the entry points we use are there.
   const GLenum e = glewInit();
-  const bool usable = e == GLEW_OK || (e == GLEW_ERROR_NO_GLX_DISPLAY && glGenBuffers && glMapBuffer);
+  const bool usable =
+      e == GLEW_OK || (e == GLEW_ERROR_NO_GLX_DISPLAY && glGenBuffers && glMapBuffer);
   if (!usable)
-    return Status::Unsupported(fmt::format("GLEW: {} ({})", reinterpret_cast<const char*>(glewGetErrorString(e)), e));
+    return Status::Unsupported(
+        fmt::format("GLEW: {} ({})", reinterpret_cast<const char*>(glewGetErrorString(e)), e));
   SDL_GL_SetSwapInterval(o.vsync ? 1 : 0);
-  SDL_GL_GetDrawableSize(impl->window, &impl->width, &impl->height);
-  for (TileView& v : impl->views)
-    if (v.width == 0 || v.height == 0) v = {v.tile, 0, 0, impl->width, impl->height};
-  impl->overlays.resize(impl->views.size());
+  SDL_GL_GetDrawableSize(window, &width, &height);
+  return Status::Ok();
+}
 
-  const size_t n = impl->views.size();
-  impl->textures.resize(n);
-  impl->pbos.resize(n);
-  glGenTextures(static_cast<GLsizei>(n), impl->textures.data());
-  glGenBuffers(static_cast<GLsizei>(n), impl->pbos.data());
+// A texture and a pixel buffer object per view, of the tile's size.
+void Renderer::Impl::CreateTextures() {
+  const size_t n = views.size();
+  textures.resize(n);
+  pbos.resize(n);
+  glGenTextures(static_cast<GLsizei>(n), textures.data());
+  glGenBuffers(static_cast<GLsizei>(n), pbos.data());
   for (size_t i = 0; i < n; ++i) {
-    const TileView& v = impl->views[i];
+    const TileView& v = views[i];
     // One texel per screen pixel: exact; scaled: filtered.
-    const bool exact = v.width == static_cast<int>(tile.width) && v.height == static_cast<int>(tile.height);
-    glBindTexture(GL_TEXTURE_2D, impl->textures[i]);
+    const bool exact =
+        v.width == static_cast<int>(tile.width) && v.height == static_cast<int>(tile.height);
+    glBindTexture(GL_TEXTURE_2D, textures[i]);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, exact ? GL_NEAREST : GL_LINEAR);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, exact ? GL_NEAREST : GL_LINEAR);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, static_cast<GLsizei>(tile.width), static_cast<GLsizei>(tile.height), 0,
-                 GL_RGB, GL_UNSIGNED_BYTE, nullptr);
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, impl->pbos[i]);
-    glBufferData(GL_PIXEL_UNPACK_BUFFER, static_cast<GLsizeiptr>(tile.frame_bytes()), nullptr, GL_STREAM_DRAW);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, static_cast<GLsizei>(tile.width),
+                 static_cast<GLsizei>(tile.height), 0, GL_RGB, GL_UNSIGNED_BYTE, nullptr);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, pbos[i]);
+    glBufferData(GL_PIXEL_UNPACK_BUFFER, static_cast<GLsizeiptr>(tile.frame_bytes()), nullptr,
+                 GL_STREAM_DRAW);
   }
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // rows of width * 3 bytes
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
+}
+
+Result<std::unique_ptr<Renderer>> Renderer::Create(const RendererOptions& o, TileGeometry tile,
+                                                   std::vector<TileView> views) {
+  if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0)
+    return Status::Unsupported(
+        fmt::format("SDL video: {} (no display? use --headless)", SDL_GetError()));
+  auto impl = std::make_unique<Impl>();
+  impl->options = o;
+  impl->tile = tile;
+  impl->views = std::move(views);
+  if (Status s = impl->Open(); !s.ok()) return s;
+  for (TileView& v : impl->views)
+    if (v.width == 0 || v.height == 0) v = {v.tile, 0, 0, impl->width, impl->height};
+  impl->overlays.resize(impl->views.size());
+  impl->CreateTextures();
   if (glGetError() != GL_NO_ERROR) return Status::Internal("OpenGL set-up failed");
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
@@ -137,7 +155,8 @@ void Renderer::SetOverlay(size_t i, std::string_view text) {
   o.width = static_cast<int>(TextWidth(text, scale));
   o.height = static_cast<int>(TextHeight(scale));
   impl_->text_pixels.assign(static_cast<size_t>(o.width) * o.height * 3, std::byte{0});
-  DrawText(impl_->text_pixels, static_cast<uint32_t>(o.width), static_cast<uint32_t>(o.height), 0, 0, text, scale);
+  DrawText(impl_->text_pixels, static_cast<uint32_t>(o.width), static_cast<uint32_t>(o.height), 0,
+           0, text, scale);
   if (!o.texture) {
     glGenTextures(1, &o.texture);
     glBindTexture(GL_TEXTURE_2D, o.texture);
@@ -145,7 +164,8 @@ void Renderer::SetOverlay(size_t i, std::string_view text) {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   }
   glBindTexture(GL_TEXTURE_2D, o.texture);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, o.width, o.height, 0, GL_RGB, GL_UNSIGNED_BYTE, impl_->text_pixels.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, o.width, o.height, 0, GL_RGB, GL_UNSIGNED_BYTE,
+               impl_->text_pixels.data());
 }
 
 void Renderer::Draw() {
@@ -214,14 +234,29 @@ Renderer::Events Renderer::PollEvents() {
     if (e.type != SDL_KEYDOWN || e.key.repeat) continue;
     if (e.key.keysym.sym == SDLK_ESCAPE || e.key.keysym.sym == SDLK_q) out.quit = true;
     switch (e.key.keysym.sym) {
-      case SDLK_o: out.toggle_overlay = true; break;
-      case SDLK_SPACE: out.commands.emplace_back("toggle"); break;
-      case SDLK_LEFT: out.commands.emplace_back("step -1"); break;
-      case SDLK_RIGHT: out.commands.emplace_back("step +1"); break;
-      case SDLK_UP: out.commands.emplace_back("speed 2"); break;
-      case SDLK_DOWN: out.commands.emplace_back("speed 1"); break;
-      case SDLK_HOME: out.commands.emplace_back("seek 0"); break;
-      default: break;
+      case SDLK_o:
+        out.toggle_overlay = true;
+        break;
+      case SDLK_SPACE:
+        out.commands.emplace_back("toggle");
+        break;
+      case SDLK_LEFT:
+        out.commands.emplace_back("step -1");
+        break;
+      case SDLK_RIGHT:
+        out.commands.emplace_back("step +1");
+        break;
+      case SDLK_UP:
+        out.commands.emplace_back("speed 2");
+        break;
+      case SDLK_DOWN:
+        out.commands.emplace_back("speed 1");
+        break;
+      case SDLK_HOME:
+        out.commands.emplace_back("seek 0");
+        break;
+      default:
+        break;
     }
   }
   return out;

@@ -8,7 +8,7 @@
 
 namespace tilestream {
 
-constexpr size_t kMaxSdpBytes = 64 * 1024;
+constexpr size_t kMaxSdpBytes = size_t{64} << 10;
 
 Result<std::vector<TileStreamDescription>> ReadSdpFiles(const std::vector<std::string>& paths) {
   std::vector<TileStreamDescription> out;

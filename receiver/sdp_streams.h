@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "common/base/result.h"
-#include "common/wire/sdp.h"
 #include "common/wall/wall_config.h"
+#include "common/wire/sdp.h"
 
 namespace tilestream {
 

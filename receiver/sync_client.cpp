@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "common/base/json_text.h"
 #include "common/base/clock.h"
+#include "common/base/json_text.h"
 
 namespace tilestream {
 namespace {

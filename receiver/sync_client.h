@@ -14,16 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "common/net/line_channel.h"
 #include "common/control/swap_sync.h"
+#include "common/net/line_channel.h"
 
 namespace tilestream {
 
 struct SyncClientOptions {
   std::string address;  // the coordinator's control address
   uint16_t port = 0;
-  std::string token;    // sent as "auth TOKEN" first when not empty
-  std::string node;     // this display node's name in the config
+  std::string token;  // sent as "auth TOKEN" first when not empty
+  std::string node;   // this display node's name in the config
 };
 
 class SyncClient {

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "common/wire/rtcp_feedback.h"
-#include "common/wall/wall_config.h"
 #include "common/base/clock.h"
+#include "common/wall/wall_config.h"
+#include "common/wire/rtcp_feedback.h"
 
 namespace tilestream {
 namespace {

@@ -15,10 +15,10 @@
 #include <mutex>
 #include <thread>
 
-#include "common/receive/frame_assembler.h"
-#include "common/receive/packet_placement.h"
 #include "common/base/result.h"
 #include "common/net/udp_socket.h"
+#include "common/receive/frame_assembler.h"
+#include "common/receive/packet_placement.h"
 
 namespace tilestream {
 

@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "common/control/control_protocol.h"
+#include "common/base/clock.h"
 #include "common/base/json_text.h"
 #include "common/base/words.h"
+#include "common/control/control_protocol.h"
 #include "common/wall/token_file.h"
-#include "common/base/clock.h"
 
 namespace tilestream {
 Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config,

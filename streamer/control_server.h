@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "common/net/line_channel.h"
 #include "common/base/result.h"
 #include "common/control/swap_sync.h"
+#include "common/net/line_channel.h"
 #include "common/wall/wall_config.h"
 
 namespace tilestream {

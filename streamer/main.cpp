@@ -1,4 +1,5 @@
 // streamer: flags -> wall -> MPI communicator -> coordinator or tile rank.
+#include <fmt/format.h>
 #include <mpi.h>
 #include <signal.h>
 
@@ -6,8 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/check/preflight.h"
 #include "streamer/coordinator.h"
@@ -53,7 +52,8 @@ int Check(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace tilestream;
   StreamerOptions options;
-  if (HasFlag(argc, argv, "-h", "--help")) return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
+  if (HasFlag(argc, argv, "-h", "--help"))
+    return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
   if (HasFlag(argc, argv, "--check")) return Check(argc, argv);
 
   int provided = 0;
@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
   if (rc == kExitPeerGone) {
     // A rank died: finalizing could wait for it forever. End the job.
     if (comm->rank != 0)
-      fmt::print(stderr, "streamer: tile rank {}: no word from the coordinator; ending the job\n", comm->rank);
+      fmt::print(stderr, "streamer: tile rank {}: no word from the coordinator; ending the job\n",
+                 comm->rank);
     std::fflush(stdout);
     std::fflush(stderr);
     MPI_Abort(comm->comm, 1);

@@ -1,11 +1,11 @@
 #include "streamer/report.h"
 
-#include "common/base/json_text.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "common/base/json_text.h"
 
 namespace tilestream {
 
@@ -190,14 +190,14 @@ std::string PlanTileLine(const Wall& wall, const StreamerOptions& o, const RankP
                          const ReadyMessage& ready, uint32_t t) {
   const WallConfig& c = wall.config;
   const TileRoute& r = c.routes[t];
-  return fmt::format("  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n",
-                     TileId::FromIndex(t, c.wall.layout).Name(), plan.rank(t),
-                     c.nodes[r.node].address, r.port, c.nics[r.nic].name,
-                     ready.numa_node != 0xffffffff ? fmt::format(" (NUMA {})", ready.numa_node) : "",
-                     ready.gso ? "  GSO" : "  sendmmsg",
-                     wall.movie && o.source != "memory"
-                         ? (ready.direct_io ? "  O_DIRECT" : "  buffered reads")
-                         : "");
+  return fmt::format(
+      "  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n",
+      TileId::FromIndex(t, c.wall.layout).Name(), plan.rank(t), c.nodes[r.node].address, r.port,
+      c.nics[r.nic].name,
+      ready.numa_node != 0xffffffff ? fmt::format(" (NUMA {})", ready.numa_node) : "",
+      ready.gso ? "  GSO" : "  sendmmsg",
+      wall.movie && o.source != "memory" ? (ready.direct_io ? "  O_DIRECT" : "  buffered reads")
+                                         : "");
 }
 
 }  // namespace

@@ -13,48 +13,49 @@ void AddWallFlags(CLI::App* app, StreamerOptions* o) {
   app->add_option("--config", o->config_path, "Wall config (TOML), see docs/config.md")
       ->check(CLI::ExistingFile);
   app->add_option("--layout", o->layout,
-                 "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
+                  "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
   app->add_option("--movie", o->movie_dir, "Tile store directory (make one with wallcut)");
   app->add_option("--fps", o->fps, "Frame rate of the wall clock; overrides the config");
   app->add_option("--mtu", o->mtu, "Link MTU; UDP payload is MTU - 40; overrides the config");
   app->add_option("--pacing", o->pacing,
-                 "on: spread each frame over the frame interval; off: as fast as possible")
+                  "on: spread each frame over the frame interval; off: as fast as possible")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option(
          "--retransmission", o->retransmission,
          "on: answer the receivers' NACKs with retransmissions (RFC 4588); overrides the config")
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--port-base", o->port_base,
-                 "UDP port of tile 0; tile i uses base + i; overrides the config");
-  app->add_option("--sdp-dir", o->sdp_dir, "Write one SDP file per tile stream into this directory");
+                  "UDP port of tile 0; tile i uses base + i; overrides the config");
+  app->add_option("--sdp-dir", o->sdp_dir,
+                  "Write one SDP file per tile stream into this directory");
 }
 
 // How long, from where, and what is reported.
 void AddRunFlags(CLI::App* app, StreamerOptions* o) {
   app->add_option("--ticks", o->ticks,
-                 "Stop after this many frame ticks (default: run until stopped)");
+                  "Stop after this many frame ticks (default: run until stopped)");
   app->add_option("--duration", o->duration_s,
-                 "Stop after this many seconds (default: run until stopped)");
+                  "Stop after this many seconds (default: run until stopped)");
   app->add_option("--ring-frames", o->ring_frames, "Read-ahead buffers per tile (>= 3)")
       ->check(CLI::Range(3, 64));
   app->add_flag("--bench", o->bench,
-               "Benchmark mode: tiles send as fast as allowed, throughput only");
+                "Benchmark mode: tiles send as fast as allowed, throughput only");
   app->add_flag(
       "--check", o->check,
       "Check this host against the config (socket buffers, NIC MTU and NUMA node, control port, "
       "O_DIRECT and read rate of --movie), print each finding with its fix, and exit; no mpirun "
       "needed");
   app->add_option("--source", o->source,
-                 "Frames from the tile store (disk, default) or memory: the first 4 frames of the "
-                 "movie, or a "
-                 "synthetic pattern without --movie (benchmarks, and playing without disks)")
+                  "Frames from the tile store (disk, default) or memory: the first 4 frames of the "
+                  "movie, or a "
+                  "synthetic pattern without --movie (benchmarks, and playing without disks)")
       ->check(CLI::IsMember({"disk", "memory"}));
   app->add_option(
       "--rate", o->rate_gbps,
       "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
   app->add_option("--json", o->json_path, "Write the final report as JSON to this file");
   app->add_flag("-q,--quiet", o->quiet,
-               "No line per second (the plan and the final report are still printed)");
+                "No line per second (the plan and the final report are still printed)");
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std
     for (uint32_t f = 0; f < 2; ++f) {
       std::vector<std::byte> frame(g.frame_bytes());
       for (size_t i = 0; i < frame.size(); ++i)
-        frame[i] = std::byte((i / 3 + tile * 37 + f * 101) & 0xff);
+        frame[i] = std::byte((i / 3 + size_t{tile} * 37 + size_t{f} * 101) & 0xff);
       frames.push_back(std::move(frame));
     }
   }

@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "common/store/frame_ring.h"
 #include "common/send/tile_sender.h"
+#include "common/store/frame_ring.h"
 #include "streamer/messages.h"
 #include "streamer/streamer_options.h"
 

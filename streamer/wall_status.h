@@ -5,9 +5,8 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/control/swap_sync.h"
 #include "common/wall/wall_config.h"

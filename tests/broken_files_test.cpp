@@ -52,10 +52,11 @@ void ExpectRefusal(const std::string& who, const std::string& message, const std
 }
 
 // The program's exit code must be its own (1 or 2), not a signal's (128+).
-void ExpectProgramRefuses(const std::string& command, const std::string& file, const std::vector<std::string>& expect,
-                          const TempDir& dir) {
+void ExpectProgramRefuses(const std::string& command, const std::string& file,
+                          const std::vector<std::string>& expect, const TempDir& dir) {
   const auto r = Shell("timeout 20 " + command, dir);
-  EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << command << " exited " << r.exit_code << ":\n" << r.output;
+  EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << command << " exited " << r.exit_code << ":\n"
+                                                    << r.output;
   ExpectRefusal(command, r.output, file, expect);
 }
 
@@ -63,7 +64,8 @@ TEST(BrokenFiles, TheCorpusHasBothKinds) {
   EXPECT_GE(Files("config").size(), 20u);
   EXPECT_GE(Files("manifest").size(), 15u);
   for (const auto& kind : {"config", "manifest"})
-    for (const auto& f : Files(kind)) EXPECT_FALSE(Expected(f).empty()) << f << " says nothing it expects";
+    for (const auto& f : Files(kind))
+      EXPECT_FALSE(Expected(f).empty()) << f << " says nothing it expects";
 }
 
 TEST(BrokenFiles, EveryBrokenConfigIsRefusedByTheLoaderAndEveryProgram) {
@@ -76,7 +78,8 @@ TEST(BrokenFiles, EveryBrokenConfigIsRefusedByTheLoaderAndEveryProgram) {
     if (c.ok()) continue;
     ExpectRefusal("LoadWallConfig", c.status().message(), f, expect);
     ExpectProgramRefuses(STREAMER_PATH " --check --config " + f.string(), f, expect, dir);
-    ExpectProgramRefuses(RECEIVER_PATH " --headless --duration 1 --config " + f.string(), f, expect, dir);
+    ExpectProgramRefuses(RECEIVER_PATH " --headless --duration 1 --config " + f.string(), f, expect,
+                         dir);
     ExpectProgramRefuses(WALLCTL_PATH " --config " + f.string() + " status", f, expect, dir);
   }
 }
@@ -88,13 +91,15 @@ TEST(BrokenFiles, EveryBrokenManifestIsRefusedByTheLoaderAndTheStreamer) {
     const std::string movie = dir / "movie";
     fs::create_directory(movie);
     fs::copy_file(f, movie + "/movie.toml");
-    std::ofstream(movie + "/tile_r0_c0.rgb") << std::string(10 * 12288, '\0');  // a right-sized tile file
+    std::ofstream(movie + "/tile_r0_c0.rgb")
+        << std::string(10 * 12288, '\0');  // a right-sized tile file
     const std::vector<std::string> expect = Expected(f);
     auto m = OpenTileStore(movie);
     EXPECT_FALSE(m.ok()) << "accepted";
     if (m.ok()) continue;
     ExpectRefusal("OpenTileStore", m.status().message(), movie + "/movie.toml", expect);
-    ExpectProgramRefuses(STREAMER_PATH " --check --layout 1x1 --movie " + movie, movie + "/movie.toml", expect, dir);
+    ExpectProgramRefuses(STREAMER_PATH " --check --layout 1x1 --movie " + movie,
+                         movie + "/movie.toml", expect, dir);
   }
 }
 

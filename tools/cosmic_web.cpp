@@ -1,12 +1,12 @@
 #include "tools/cosmic_web.h"
 
-#include "common/image/bitmap_font.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include <fmt/format.h>
+#include "common/image/bitmap_font.h"
 
 namespace tilestream {
 namespace {
@@ -20,8 +20,9 @@ uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
 
 // A value in [-1, 1) fixed by (seed, octave, lattice point).
 float LatticeValue(uint64_t seed, uint32_t octave, int64_t i, int64_t j) {
-  const uint64_t h = Mix(seed ^ Mix(octave * 0x100000001b3ull ^ Mix(static_cast<uint64_t>(i) ^
-                                                                    (static_cast<uint64_t>(j) << 32))));
+  const uint64_t h =
+      Mix(seed ^ Mix(octave * 0x100000001b3ull ^
+                     Mix(static_cast<uint64_t>(i) ^ (static_cast<uint64_t>(j) << 32))));
   return static_cast<float>(h >> 40) / static_cast<float>(1 << 23) - 1.0f;
 }
 
@@ -33,22 +34,24 @@ float ValueNoise(uint64_t seed, uint32_t octave, double x, double y) {
   const auto i = static_cast<int64_t>(fx), j = static_cast<int64_t>(fy);
   const float u = Smooth(static_cast<float>(x - fx)), v = Smooth(static_cast<float>(y - fy));
   const float a = LatticeValue(seed, octave, i, j), b = LatticeValue(seed, octave, i + 1, j);
-  const float c = LatticeValue(seed, octave, i, j + 1), d = LatticeValue(seed, octave, i + 1, j + 1);
+  const float c = LatticeValue(seed, octave, i, j + 1),
+              d = LatticeValue(seed, octave, i + 1, j + 1);
   return (a + (b - a) * u) * (1 - v) + (c + (d - c) * u) * v;
 }
 
 // Dark blue through violet and orange to white: the usual look of
 // simulation renders, with most of the range in the filaments.
 std::array<uint8_t, 3> PaletteColour(float t) {
-  static constexpr float kStops[][4] = {
-      {0.00f, 0, 0, 0},     {0.22f, 8, 10, 48},    {0.45f, 70, 30, 130},
-      {0.65f, 200, 70, 60}, {0.82f, 255, 180, 70}, {1.00f, 255, 255, 240}};
+  static constexpr float kStops[][4] = {{0.00f, 0, 0, 0},      {0.22f, 8, 10, 48},
+                                        {0.45f, 70, 30, 130},  {0.65f, 200, 70, 60},
+                                        {0.82f, 255, 180, 70}, {1.00f, 255, 255, 240}};
   for (size_t s = 1; s < std::size(kStops); ++s) {
     if (t <= kStops[s][0]) {
       const float f = (t - kStops[s - 1][0]) / (kStops[s][0] - kStops[s - 1][0]);
       std::array<uint8_t, 3> c;
       for (int k = 0; k < 3; ++k)
-        c[k] = static_cast<uint8_t>(std::lround(kStops[s - 1][k + 1] + f * (kStops[s][k + 1] - kStops[s - 1][k + 1])));
+        c[k] = static_cast<uint8_t>(
+            std::lround(kStops[s - 1][k + 1] + f * (kStops[s][k + 1] - kStops[s - 1][k + 1])));
       return c;
     }
   }
@@ -64,7 +67,8 @@ Result<CosmicWeb> CosmicWeb::Create(const CosmicWebOptions& o) {
   if (o.width == 0 || o.height == 0 || o.frames == 0 || o.particle_spacing == 0)
     return Status::InvalidArgument("cosmic web: width, height, frames and spacing must be > 0");
   if (uint64_t{o.width} * o.height > (uint64_t{1} << 31))
-    return Status::InvalidArgument(fmt::format("cosmic web: {}x{} is too large", o.width, o.height));
+    return Status::InvalidArgument(
+        fmt::format("cosmic web: {}x{} is too large", o.width, o.height));
   CosmicWeb w(o);
   const uint32_t s = o.particle_spacing;
   w.nx_ = (o.width + s - 1) / s;
@@ -105,7 +109,9 @@ Result<CosmicWeb> CosmicWeb::Create(const CosmicWebOptions& o) {
   for (uint32_t j = 1; j + 1 < w.ny_; ++j) {
     for (uint32_t i = 1; i + 1 < w.nx_; ++i) {
       const size_t k = size_t{j} * w.nx_ + i;
-      const double d = (w.psi_x_[k + 1] - w.psi_x_[k - 1] + w.psi_y_[k + w.nx_] - w.psi_y_[k - w.nx_]) / (2.0 * s);
+      const double d =
+          (w.psi_x_[k + 1] - w.psi_x_[k - 1] + w.psi_y_[k + w.nx_] - w.psi_y_[k - w.nx_]) /
+          (2.0 * s);
       div2 += d * d;
     }
   }
@@ -125,7 +131,9 @@ Result<CosmicWeb> CosmicWeb::Create(const CosmicWebOptions& o) {
 void CosmicWeb::Render(uint64_t index, std::span<std::byte> out) {
   const uint32_t W = options_.width, H = options_.height, s = options_.particle_spacing;
   // Growth from well before to well after the first collapse.
-  const float t = options_.frames > 1 ? static_cast<float>(index) / static_cast<float>(options_.frames - 1) : 0.5f;
+  const float t = options_.frames > 1
+                      ? static_cast<float>(index) / static_cast<float>(options_.frames - 1)
+                      : 0.5f;
   const float d = collapse_d_ * (0.4f + 2.2f * t);
   std::fill(density_.begin(), density_.end(), 0.0f);
   for (uint32_t j = 0; j < ny_; ++j) {
@@ -150,7 +158,8 @@ void CosmicWeb::Render(uint64_t index, std::span<std::byte> out) {
     for (uint32_t x = 0; x < W; ++x)
       o[x] = r[x] + (x > 0 ? r[x - 1] : r[x]) + (x + 1 < W ? r[x + 1] : r[x]);
   }
-  const float mean_inverse = static_cast<float>(s * s) / 9.0f;  // one particle per s*s pixels, 9 taps
+  const float mean_inverse =
+      static_cast<float>(s * s) / 9.0f;  // one particle per s*s pixels, 9 taps
   const float to_index = (kPaletteSize - 1) / kMaxContrast * mean_inverse;
   for (uint32_t y = 0; y < H; ++y) {
     const float* up = &blurred_[size_t{y > 0 ? y - 1 : y} * W];
@@ -160,9 +169,10 @@ void CosmicWeb::Render(uint64_t index, std::span<std::byte> out) {
     for (uint32_t x = 0; x < W; ++x) {
       const float v = (up[x] + mid[x] + down[x]) * to_index;
       const auto& c = palette_[v >= kPaletteSize - 1 ? kPaletteSize - 1 : static_cast<size_t>(v)];
-      o[3 * x] = std::byte{c[0]};
-      o[3 * x + 1] = std::byte{c[1]};
-      o[3 * x + 2] = std::byte{c[2]};
+      std::byte* px = o + size_t{3} * x;
+      px[0] = std::byte{c[0]};
+      px[1] = std::byte{c[1]};
+      px[2] = std::byte{c[2]};
     }
   }
 }

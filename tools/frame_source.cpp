@@ -1,12 +1,11 @@
 #include "tools/frame_source.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "common/image/ppm.h"
 #include "tools/wall_cutter.h"
@@ -118,14 +117,16 @@ Result<std::unique_ptr<FrameSource>> MakeSyntheticSource(const WallSettings& wal
   o.seed = seed;
   auto web = CosmicWeb::Create(o);
   if (!web.ok()) return web.status();
-  return std::unique_ptr<FrameSource>(new SyntheticSource(std::move(web).value(), wall, frames, stamp));
+  return std::unique_ptr<FrameSource>(
+      new SyntheticSource(std::move(web).value(), wall, frames, stamp));
 }
 
 std::unique_ptr<FrameSource> MakeRawSource(int fd, std::string name, const WallSettings& wall) {
   return std::make_unique<RawSource>(fd, std::move(name), wall);
 }
 
-std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths, const WallSettings& wall) {
+std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths,
+                                           const WallSettings& wall) {
   return std::make_unique<PpmSource>(std::move(paths), wall);
 }
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/cosmic_web.h"
 #include "common/base/result.h"
 #include "common/wall/wall_config.h"
+#include "tools/cosmic_web.h"
 
 namespace tilestream {
 
@@ -33,6 +33,7 @@ Result<std::unique_ptr<FrameSource>> MakeSyntheticSource(const WallSettings& wal
 // messages. A partial last frame is an error.
 std::unique_ptr<FrameSource> MakeRawSource(int fd, std::string name, const WallSettings& wall);
 // One PPM file per frame, in the order given.
-std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths, const WallSettings& wall);
+std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths,
+                                           const WallSettings& wall);
 
 }  // namespace tilestream

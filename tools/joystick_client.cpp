@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common/base/json_text.h"
 #include "common/base/clock.h"
+#include "common/base/json_text.h"
 
 namespace tilestream {
 namespace {

@@ -10,13 +10,13 @@
 // thread; SDL's joystick subsystem must be initialised by the caller.
 #pragma once
 
+#include <SDL2/SDL.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <SDL2/SDL.h>
 
 #include "common/net/line_channel.h"
 
@@ -25,8 +25,8 @@ namespace tilestream {
 struct JoystickClientOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 7470;
-  std::string token;       // sent as "auth TOKEN" first when not empty
-  int device = 0;          // SDL joystick index
+  std::string token;  // sent as "auth TOKEN" first when not empty
+  int device = 0;     // SDL joystick index
   double dead_zone = 0.15;
   double max_rate_hz = 30;  // axis updates per second per axis, at most
 };

@@ -31,7 +31,8 @@ Result<MovieManifest> CutMovie(FrameSource& source, const CutOptions& o) {
   ProgressBar bar("cutting", total, "frames", stderr, o.progress && isatty(STDERR_FILENO));
   uint64_t frames = 0;
   while (o.max_frames == 0 || frames < o.max_frames) {
-    if (o.stop && o.stop->load()) return Status::Internal("interrupted; the partial store was removed");
+    if (o.stop && o.stop->load())
+      return Status::Internal("interrupted; the partial store was removed");
     auto more = source.Next(frame);
     if (!more.ok()) return more.status();  // ~TileStoreWriter removes the partial store
     if (!*more) break;

@@ -1,12 +1,11 @@
 #include "tools/progress.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace tilestream {
 namespace {
@@ -22,7 +21,8 @@ std::string Clock(double seconds) {
 ProgressBar::ProgressBar(std::string label, uint64_t total, std::string unit, FILE* out)
     : ProgressBar(std::move(label), total, std::move(unit), out, isatty(fileno(out)) == 1) {}
 
-ProgressBar::ProgressBar(std::string label, uint64_t total, std::string unit, FILE* out, bool interactive)
+ProgressBar::ProgressBar(std::string label, uint64_t total, std::string unit, FILE* out,
+                         bool interactive)
     : label_(std::move(label)),
       unit_(std::move(unit)),
       total_(total),
@@ -32,7 +32,8 @@ ProgressBar::ProgressBar(std::string label, uint64_t total, std::string unit, FI
       last_draw_(start_ - std::chrono::seconds(1)) {}
 
 std::string ProgressBar::Render(const std::string& label, uint64_t done, uint64_t total,
-                                const std::string& unit, uint64_t bytes, double seconds, int width) {
+                                const std::string& unit, uint64_t bytes, double seconds,
+                                int width) {
   const double rate = seconds > 0 ? bytes / seconds / 1e6 : 0;
   std::string line = label;
   if (total > 0) {

@@ -11,15 +11,17 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
+#include "common/base/guarded_main.h"
 #include "common/base/json_text.h"
 #include "common/net/line_channel.h"
-#include "common/wall/wall_config.h"
 #include "common/wall/token_file.h"
-#include "common/base/clock.h"
+#include "common/wall/wall_config.h"
 
 namespace {
 
@@ -91,9 +93,7 @@ std::string Table(const nlohmann::json& s) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   CLI::App app{
       "wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
       "Commands: play, pause, toggle, seek N, step +N|-N, speed X, loop on|off, status, help,\n"
@@ -195,4 +195,10 @@ int main(int argc, char** argv) {
     while (!g_stop && MonotonicMs() < until) poll(nullptr, 0, 50);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tilestream::GuardedMain("wallctl", [&] { return Run(argc, argv); });
 }

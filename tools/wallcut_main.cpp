@@ -1,13 +1,13 @@
 // wallcut: cuts a whole-wall movie into a tile store (docs/tile_store.md).
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
+#include "common/base/guarded_main.h"
 #include "common/wall/layout.h"
 #include "common/wall/wall_config.h"
 #include "tools/frame_source.h"
@@ -24,13 +24,12 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   using namespace tilestream;
   CLI::App app{
       "Cuts a whole-wall movie into a tile store: one file per tile, frames padded for O_DIRECT.\n"
-      "The wall's source frame spans all tiles plus the bezels between them, whose pixels are dropped.\n\n"
+      "The wall's source frame spans all tiles plus the bezels between them, whose pixels are "
+      "dropped.\n\n"
       "Examples:\n"
       "  wallcut --config configs/demo-5x3.toml --synthetic --frames 300 --out movies/demo\n"
       "  ffmpeg -i in.mp4 -vf scale=3264:1232 -f rawvideo -pix_fmt rgb24 - | \\\n"
@@ -42,13 +41,15 @@ int main(int argc, char** argv) {
   bool synthetic = false, from_stdin = false, no_stamp = false, force = false, quiet = false;
   uint64_t frames = 0, seed = 1;
   std::vector<std::string> spread, ppm_files;
-  app.add_option("--config", config_path, "Wall config (TOML); flags below override it")->check(CLI::ExistingFile);
+  app.add_option("--config", config_path, "Wall config (TOML); flags below override it")
+      ->check(CLI::ExistingFile);
   app.add_option("--layout", layout, "Tiles as COLUMNSxROWS (default 5x3)");
   app.add_option("--tile", tile, "Tile size in pixels, WxH (default 640x400)");
   app.add_option("--bezel", bezel, "Pixels hidden between tiles, XxY (default 0x0)");
   app.add_option("--fps", fps, "Frame rate recorded in the movie (default: the wall's)");
   app.add_option("--out", out, "Directory of the tile store to write")->required();
-  app.add_option("--spread", spread, "Directories (SSD mounts) to spread tile files over, round robin")
+  app.add_option("--spread", spread,
+                 "Directories (SSD mounts) to spread tile files over, round robin")
       ->delimiter(',');
   app.add_flag("--synthetic", synthetic, "Generate a cosmic-web movie instead of reading one");
   app.add_flag("--stdin", from_stdin, "Read raw rgb24 whole-wall frames from standard input");
@@ -97,7 +98,8 @@ int main(int argc, char** argv) {
     source = std::move(s).value();
     if (title.empty()) title = fmt::format("cosmic web (synthetic, seed {})", seed);
   } else if (from_stdin) {
-    if (isatty(STDIN_FILENO)) return Fail("--stdin: standard input is a terminal; pipe raw rgb24 frames in");
+    if (isatty(STDIN_FILENO))
+      return Fail("--stdin: standard input is a terminal; pipe raw rgb24 frames in");
     source = MakeRawSource(STDIN_FILENO, "stdin", wall);
   } else {
     source = MakePpmSource(ppm_files, wall);
@@ -126,7 +128,14 @@ int main(int argc, char** argv) {
   if (!m.ok()) return Fail(m.status().message());
   if (!quiet) {
     fmt::print(stderr, "wallcut: wrote {} frames of {} tiles ({:.1f} MB) to {}\n", m->frames,
-               m->layout.tile_count(), m->frames * m->frame_stride * m->layout.tile_count() / 1e6, out);
+               m->layout.tile_count(), m->frames * m->frame_stride * m->layout.tile_count() / 1e6,
+               out);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tilestream::GuardedMain("wallcut", [&] { return Run(argc, argv); });
 }

@@ -43,15 +43,20 @@ Result<AlignedBuffer> AlignedBuffer::Allocate(size_t bytes) {
   // Map one huge page more than needed and trim to a 2 MiB boundary.
   const size_t mapped = size + kHugePageSize;
   void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return Status::IoError("mmap of " + std::to_string(mapped) + " bytes", errno);
-  const auto base = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t aligned = (base + kHugePageSize - 1) & ~(kHugePageSize - 1);
-  if (aligned > base) munmap(p, aligned - base);
-  const uintptr_t tail = aligned + size;
-  if (base + mapped > tail) munmap(reinterpret_cast<void*>(tail), base + mapped - tail);
+  if (p == MAP_FAILED)
+    return Status::IoError("mmap of " + std::to_string(mapped) + " bytes", errno);
+  // The first 2 MiB boundary in the mapping, by pointer arithmetic (no
+  // integer-to-pointer cast), and the unused ends given back.
+  auto* const base = static_cast<std::byte*>(p);
+  const size_t lead =
+      (kHugePageSize - reinterpret_cast<uintptr_t>(base) % kHugePageSize) % kHugePageSize;
+  std::byte* const aligned = base + lead;
+  if (lead > 0) munmap(base, lead);
+  std::byte* const tail = aligned + size;
+  if (base + mapped > tail) munmap(tail, static_cast<size_t>(base + mapped - tail));
 
   AlignedBuffer b;
-  b.data_ = reinterpret_cast<std::byte*>(aligned);
+  b.data_ = aligned;
   b.size_ = size;
   b.huge_ = madvise(b.data_, size, MADV_HUGEPAGE) == 0 && TransparentHugePagesUsable();
   // Touch every page now: the faults then get huge pages (an O_DIRECT read

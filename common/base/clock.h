@@ -23,6 +23,14 @@ inline int64_t MonotonicNs() {
 // The same clock in milliseconds, for timeouts of interactive tools.
 inline int64_t MonotonicMs() { return MonotonicNs() / kNsPerMs; }
 
+// CLOCK_REALTIME in nanoseconds: only for when a frame was shown, which
+// display nodes compare across hosts (their clocks synced by PTP or NTP).
+inline int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * kNsPerSecond + ts.tv_nsec;
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;

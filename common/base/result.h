@@ -19,7 +19,9 @@ class Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
   static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
@@ -40,7 +42,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok());
   }
@@ -48,9 +50,18 @@ class Result {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
   // REQUIRES: ok()
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -64,8 +75,8 @@ class Result {
 }  // namespace tilestream
 
 // Returns early from a function returning Status or Result<T>.
-#define TS_RETURN_IF_ERROR(expr)           \
-  do {                                     \
+#define TS_RETURN_IF_ERROR(expr)              \
+  do {                                        \
     ::tilestream::Status ts_status_ = (expr); \
     if (!ts_status_.ok()) return ts_status_;  \
   } while (0)

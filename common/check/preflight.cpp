@@ -1,18 +1,17 @@
 #include "common/check/preflight.h"
 
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include <fstream>
 
-#include <fmt/format.h>
-
 #include "common/base/aligned_buffer.h"
+#include "common/base/clock.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"
 #include "common/wall/token_file.h"
-#include "common/base/clock.h"
 
 namespace tilestream {
 namespace {
@@ -27,32 +26,37 @@ int64_t ReadNumber(const std::string& path) {
   return v;
 }
 
-void CheckSysctl(const PreflightOptions& o, const std::string& name, int64_t want, const std::string& why,
-                 std::vector<Finding>* out) {
+void CheckSysctl(const PreflightOptions& o, const std::string& name, int64_t want,
+                 const std::string& why, std::vector<Finding>* out) {
   std::string path = o.proc_root + "/sys/";
   for (char c : name) path += c == '.' ? '/' : c;
   const int64_t have = ReadNumber(path);
   if (have < 0) {
     out->push_back({Level::kWarn, fmt::format("cannot read {} ({})", name, path), ""});
   } else if (have < want) {
-    out->push_back({Level::kWarn, fmt::format("{} is {}, below the {} {}", name, have, want, why),
-                    fmt::format("sysctl -w {}={}  (and in /etc/sysctl.d/90-tilestream.conf)", name, want)});
+    out->push_back(
+        {Level::kWarn, fmt::format("{} is {}, below the {} {}", name, have, want, why),
+         fmt::format("sysctl -w {}={}  (and in /etc/sysctl.d/90-tilestream.conf)", name, want)});
   } else {
     out->push_back({Level::kOk, fmt::format("{} is {} (>= {})", name, have, want), ""});
   }
 }
 
-void CheckInterface(const PreflightOptions& o, const Nic& nic, uint32_t mtu, std::vector<Finding>* out) {
+void CheckInterface(const PreflightOptions& o, const Nic& nic, uint32_t mtu,
+                    std::vector<Finding>* out) {
   if (nic.name == "default") return;  // the kernel chooses: nothing to check
   const std::string dir = o.sys_root + "/class/net/" + nic.name;
   const int64_t have = ReadNumber(dir + "/mtu");
   if (have < 0) {
-    out->push_back({Level::kFail, fmt::format("interface {} does not exist here", nic.name),
-                    fmt::format("check [[nic]] name = \"{}\" in the config (ip -br link lists them)", nic.name)});
+    out->push_back(
+        {Level::kFail, fmt::format("interface {} does not exist here", nic.name),
+         fmt::format("check [[nic]] name = \"{}\" in the config (ip -br link lists them)",
+                     nic.name)});
     return;
   }
   if (have < mtu) {
-    out->push_back({Level::kFail, fmt::format("interface {} has MTU {}, the wall needs {}", nic.name, have, mtu),
+    out->push_back({Level::kFail,
+                    fmt::format("interface {} has MTU {}, the wall needs {}", nic.name, have, mtu),
                     fmt::format("ip link set {} mtu {}", nic.name, mtu)});
   } else {
     out->push_back({Level::kOk, fmt::format("interface {} has MTU {}", nic.name, have), ""});
@@ -60,12 +64,16 @@ void CheckInterface(const PreflightOptions& o, const Nic& nic, uint32_t mtu, std
   const int64_t numa = ReadNumber(dir + "/device/numa_node");
   if (nic.numa_node >= 0 && numa >= 0 && numa != nic.numa_node) {
     out->push_back({Level::kWarn,
-                    fmt::format("interface {} is on NUMA node {}, the config says {}", nic.name, numa, nic.numa_node),
+                    fmt::format("interface {} is on NUMA node {}, the config says {}", nic.name,
+                                numa, nic.numa_node),
                     fmt::format("numa_node = {} in its [[nic]]", numa)});
   } else if (numa >= 0) {
-    out->push_back({Level::kOk, fmt::format("interface {} is on NUMA node {}", nic.name, numa), ""});
+    out->push_back(
+        {Level::kOk, fmt::format("interface {} is on NUMA node {}", nic.name, numa), ""});
   } else {
-    out->push_back({Level::kOk, fmt::format("interface {} has no NUMA node (virtual, or one node)", nic.name), ""});
+    out->push_back({Level::kOk,
+                    fmt::format("interface {} has no NUMA node (virtual, or one node)", nic.name),
+                    ""});
   }
 }
 
@@ -88,41 +96,49 @@ std::vector<Finding> CheckStreamerHost(const WallConfig& c, const PreflightOptio
               "bytes of send buffer a tile stream asks for ([stream] send_buffer)", &out);
   for (const Nic& nic : c.nics) CheckInterface(o, nic, c.stream.mtu, &out);
   if (PortFree(c.control.listen_address, c.control.port, SOCK_STREAM)) {
-    out.push_back({Level::kOk, fmt::format("control port {}:{} is free", c.control.listen_address, c.control.port), ""});
+    out.push_back(
+        {Level::kOk,
+         fmt::format("control port {}:{} is free", c.control.listen_address, c.control.port), ""});
   } else {
-    out.push_back({Level::kFail,
-                   fmt::format("control port {}:{} cannot be bound (in use, or not an address of this host)",
-                               c.control.listen_address, c.control.port),
-                   fmt::format("ss -ltnp 'sport = :{}' shows who has it; or change [control] listen/port",
-                               c.control.port)});
+    out.push_back(
+        {Level::kFail,
+         fmt::format("control port {}:{} cannot be bound (in use, or not an address of this host)",
+                     c.control.listen_address, c.control.port),
+         fmt::format("ss -ltnp 'sport = :{}' shows who has it; or change [control] listen/port",
+                     c.control.port)});
   }
   if (!c.control.token_file.empty()) {
     auto t = ReadToken(c.control.token_file);
-    out.push_back(t.ok() ? Finding{Level::kOk, "token file " + c.control.token_file + " is readable", ""}
-                         : Finding{Level::kFail, t.status().message(),
-                                   "openssl rand -hex 16 > " + c.control.token_file + " && chmod 640 " +
-                                       c.control.token_file});
+    out.push_back(
+        t.ok() ? Finding{Level::kOk, "token file " + c.control.token_file + " is readable", ""}
+               : Finding{Level::kFail, t.status().message(),
+                         "openssl rand -hex 16 > " + c.control.token_file + " && chmod 640 " +
+                             c.control.token_file});
   }
   return out;
 }
 
-std::vector<Finding> CheckReceiverHost(const WallConfig& c, uint32_t node, const PreflightOptions& o) {
+std::vector<Finding> CheckReceiverHost(const WallConfig& c, uint32_t node,
+                                       const PreflightOptions& o) {
   std::vector<Finding> out;
   CheckSysctl(o, "net.core.rmem_max", static_cast<int64_t>(c.stream.receive_buffer),
               "bytes of receive buffer a tile asks for ([stream] receive_buffer)", &out);
-  CheckSysctl(o, "net.core.netdev_max_backlog", 250000, "packets a 10GbE burst of frames can need", &out);
+  CheckSysctl(o, "net.core.netdev_max_backlog", 250000, "packets a 10GbE burst of frames can need",
+              &out);
   const DisplayNode& n = c.nodes[node];
   for (uint32_t t = 0; t < c.routes.size(); ++t) {
     if (c.routes[t].node != node) continue;
     const uint16_t port = c.routes[t].port;
     const std::string tile = TileId::FromIndex(t, c.wall.layout).Name();
     if (PortFree(n.address, port, SOCK_DGRAM)) {
-      out.push_back({Level::kOk, fmt::format("tile {} port {}:{} is free", tile, n.address, port), ""});
+      out.push_back(
+          {Level::kOk, fmt::format("tile {} port {}:{} is free", tile, n.address, port), ""});
     } else {
-      out.push_back({Level::kFail,
-                     fmt::format("tile {} port {}:{} cannot be bound (in use, or {} is not this host's)", tile,
-                                 n.address, port, n.address),
-                     fmt::format("ss -lunp 'sport = :{}' shows who has it", port)});
+      out.push_back(
+          {Level::kFail,
+           fmt::format("tile {} port {}:{} cannot be bound (in use, or {} is not this host's)",
+                       tile, n.address, port, n.address),
+           fmt::format("ss -lunp 'sport = :{}' shows who has it", port)});
     }
   }
   return out;
@@ -132,13 +148,15 @@ std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& c,
   std::vector<Finding> out;
   auto reader = TileReader::Open(movie, 0, /*direct=*/true);
   if (!reader.ok()) {
-    out.push_back({Level::kFail, reader.status().message(), "check --movie and the tile files (wallcut makes them)"});
+    out.push_back({Level::kFail, reader.status().message(),
+                   "check --movie and the tile files (wallcut makes them)"});
     return out;
   }
   if (reader->direct()) {
     out.push_back({Level::kOk, "the tile store takes O_DIRECT reads", ""});
   } else {
-    out.push_back({Level::kWarn, "the tile store's file system refuses O_DIRECT: reads go through the page cache",
+    out.push_back({Level::kWarn,
+                   "the tile store's file system refuses O_DIRECT: reads go through the page cache",
                    "put the movie on XFS or ext4 (docs/operations.md)"});
   }
   auto buffer = AlignedBuffer::Allocate(movie.frame_stride);
@@ -157,8 +175,9 @@ std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& c,
   const double seconds = (MonotonicNs() - t0) / 1e9;
   const double rate = n * static_cast<double>(movie.frame_stride) / std::max(seconds, 1e-9);
   const double need = c.wall.tile.frame_bytes() * c.wall.fps;
-  const std::string what = fmt::format("tile 0 reads at {:.0f} MB/s ({} frames); one tile needs {:.0f} MB/s at {} fps",
-                                       rate / 1e6, n, need / 1e6, c.wall.fps);
+  const std::string what =
+      fmt::format("tile 0 reads at {:.0f} MB/s ({} frames); one tile needs {:.0f} MB/s at {} fps",
+                  rate / 1e6, n, need / 1e6, c.wall.fps);
   if (rate < 1.5 * need) {
     out.push_back({Level::kWarn, what + ": less than 1.5x, no headroom",
                    "spread the tile files over more SSDs (wallcut --spread)"});

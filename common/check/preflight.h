@@ -30,10 +30,12 @@ struct PreflightOptions {
 // control port.
 std::vector<Finding> CheckStreamerHost(const WallConfig& config, const PreflightOptions& o = {});
 // A display node: receive buffers, backlog, the tiles' ports.
-std::vector<Finding> CheckReceiverHost(const WallConfig& config, uint32_t node, const PreflightOptions& o = {});
+std::vector<Finding> CheckReceiverHost(const WallConfig& config, uint32_t node,
+                                       const PreflightOptions& o = {});
 // The tile store: O_DIRECT on each tile file's file system and the read
 // rate of up to `frames` frames of tile 0, against what one tile needs.
-std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& config, uint32_t frames = 16);
+std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& config,
+                                uint32_t frames = 16);
 
 // "ok   ...", "WARN ...   fix: ...", one per line; and whether any failed.
 std::string FormatFindings(const std::vector<Finding>& findings, bool* any_failed);

@@ -1,7 +1,7 @@
 #include "common/control/control_commands.h"
 
-#include "common/control/control_protocol.h"
 #include "common/base/json_text.h"
+#include "common/control/control_protocol.h"
 
 namespace tilestream {
 

@@ -1,14 +1,16 @@
 #include "common/control/playback.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace tilestream {
 
 Playback::Playback(uint64_t frames, double fps, JoystickMap joystick)
-    : frames_(frames), pause_repeat_(std::max<uint64_t>(1, static_cast<uint64_t>(fps / 2))), joystick_(joystick) {}
+    : frames_(frames),
+      pause_repeat_(std::max<uint64_t>(1, static_cast<uint64_t>(fps / 2))),
+      joystick_(joystick) {}
 
 uint64_t Playback::frame() const { return static_cast<uint64_t>(std::floor(position_)) % frames_; }
 
@@ -37,7 +39,9 @@ uint64_t Playback::Advance() {
   return f;
 }
 
-bool Playback::ShouldSend(uint64_t tick) const { return playing_ || moved_ || tick % pause_repeat_ == 0; }
+bool Playback::ShouldSend(uint64_t tick) const {
+  return playing_ || moved_ || tick % pause_repeat_ == 0;
+}
 
 int32_t Playback::read_ahead_step() const {
   if (!playing_ || speed_ == 0) return 0;

@@ -14,7 +14,8 @@ void SkewHistogram::Add(int64_t ns) {
 int64_t SkewHistogram::QuantileNs(double q) const {
   if (count_ == 0) return 0;
   // The k-th smallest sample (1-based), k = ceil(q * count), at least 1.
-  const auto k = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * count_)));
+  const auto k =
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * count_)));
   uint64_t seen = 0;
   for (size_t b = 0; b < kBuckets; ++b) {
     seen += counts_[b];

@@ -1,11 +1,11 @@
 #include "common/control/swap_sync.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <climits>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "common/base/words.h"
 
@@ -51,7 +51,9 @@ bool SwapSyncMaster::AnyMember(const Pending& p) const {
 
 void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out) {
   out->push_back({d, p.tick, p.timestamp});
-  ++(d == SyncDecision::kPresent ? stats_.presented : d == SyncDecision::kSkip ? stats_.skipped : stats_.partial);
+  ++(d == SyncDecision::kPresent ? stats_.presented
+     : d == SyncDecision::kSkip  ? stats_.skipped
+                                 : stats_.partial);
   if (d == SyncDecision::kSkip) return;
   if (released_.size() == kMaxReleased) {
     FinishSkew(released_.front());
@@ -109,11 +111,11 @@ void SwapSyncMaster::FinishSkew(const Released& r) {
 
 int64_t SwapSyncMaster::TakeRecentMaxSkew() { return std::exchange(recent_max_skew_, 0); }
 
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-std::string FormatComplete(uint32_t tile, uint32_t timestamp) { return fmt::format("complete {} {}", tile, timestamp); }
+std::string FormatComplete(uint32_t tile, uint32_t timestamp) {
+  return fmt::format("complete {} {}", tile, timestamp);
+}
 
 std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
   return fmt::format("shown {} {} {}", tile, timestamp, shown_ns);
@@ -130,8 +132,8 @@ std::optional<SyncReport> ParseSyncReport(std::string_view line) {
   SyncReport r;
   if (w[0] == "stats" && n == 5) {
     r.kind = SyncReport::Kind::kStats;
-    if (!ParseInteger(w[1], &r.tile) || !ParseInteger(w[2], &r.frames) || !ParseInteger(w[3], &r.lost) ||
-        !ParseInteger(w[4], &r.incomplete))
+    if (!ParseInteger(w[1], &r.tile) || !ParseInteger(w[2], &r.frames) ||
+        !ParseInteger(w[3], &r.lost) || !ParseInteger(w[4], &r.incomplete))
       return std::nullopt;
     return r;
   }
@@ -157,10 +159,14 @@ std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
   size_t n = 0;
   if (!SplitWords(line, &w, &n) || n != 3) return std::nullopt;
   SyncEvent e;
-  if (w[0] == "present") e.decision = SyncDecision::kPresent;
-  else if (w[0] == "skip") e.decision = SyncDecision::kSkip;
-  else if (w[0] == "partial") e.decision = SyncDecision::kPartial;
-  else return std::nullopt;
+  if (w[0] == "present")
+    e.decision = SyncDecision::kPresent;
+  else if (w[0] == "skip")
+    e.decision = SyncDecision::kSkip;
+  else if (w[0] == "partial")
+    e.decision = SyncDecision::kPartial;
+  else
+    return std::nullopt;
   if (!ParseInteger(w[1], &e.timestamp) || !ParseInteger(w[2], &e.tick)) return std::nullopt;
   return e;
 }

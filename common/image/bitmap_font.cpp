@@ -17,7 +17,8 @@ constexpr uint16_t Glyph(Row a, Row b, Row c, Row d, Row e) {
 
 constexpr std::array<uint16_t, 128> MakeFont() {
   std::array<uint16_t, 128> f{};
-  const uint16_t digits[10] = {0x7B6F, 0x2C97, 0x73E7, 0x73CF, 0x5BC9, 0x79CF, 0x79EF, 0x7249, 0x7BEF, 0x7BCF};
+  const uint16_t digits[10] = {0x7B6F, 0x2C97, 0x73E7, 0x73CF, 0x5BC9,
+                               0x79CF, 0x79EF, 0x7249, 0x7BEF, 0x7BCF};
   for (int d = 0; d < 10; ++d) f['0' + d] = digits[d];
   f['A'] = Glyph(".#.", "#.#", "###", "#.#", "#.#");
   f['B'] = Glyph("##.", "#.#", "##.", "#.#", "##.");

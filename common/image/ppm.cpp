@@ -1,11 +1,11 @@
 #include "common/image/ppm.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 namespace tilestream {
 namespace {
@@ -33,7 +33,8 @@ bool NextField(std::span<const std::byte> d, size_t* pos, uint64_t* out) {
     ++digits;
   }
   *out = v;
-  const bool more = *pos < d.size() && static_cast<char>(d[*pos]) >= '0' && static_cast<char>(d[*pos]) <= '9';
+  const bool more =
+      *pos < d.size() && static_cast<char>(d[*pos]) >= '0' && static_cast<char>(d[*pos]) <= '9';
   return digits > 0 && !more;
 }
 
@@ -47,7 +48,8 @@ Result<Image> ParsePpm(std::span<const std::byte> d, const std::string& name) {
   if (!NextField(d, &pos, &w) || !NextField(d, &pos, &h) || !NextField(d, &pos, &maxval))
     return Status::InvalidArgument(name + ": malformed PPM header");
   if (maxval != 255)
-    return Status::Unsupported(fmt::format("{}: PPM maxval {} (only 8-bit, 255, is supported)", name, maxval));
+    return Status::Unsupported(
+        fmt::format("{}: PPM maxval {} (only 8-bit, 255, is supported)", name, maxval));
   if (w == 0 || h == 0 || w > 65535 || h > 65535)
     return Status::InvalidArgument(fmt::format("{}: PPM size {}x{} is out of range", name, w, h));
   if (pos >= d.size()) return Status::InvalidArgument(name + ": PPM has no pixel data");
@@ -55,11 +57,13 @@ Result<Image> ParsePpm(std::span<const std::byte> d, const std::string& name) {
   const size_t bytes = w * h * 3;
   if (d.size() - pos < bytes)
     return Status::InvalidArgument(
-        fmt::format("{}: PPM {}x{} needs {} bytes of pixels, the file has {}", name, w, h, bytes, d.size() - pos));
+        fmt::format("{}: PPM {}x{} needs {} bytes of pixels, the file has {}", name, w, h, bytes,
+                    d.size() - pos));
   Image img;
   img.width = static_cast<uint32_t>(w);
   img.height = static_cast<uint32_t>(h);
-  img.rgb.assign(d.begin() + static_cast<ptrdiff_t>(pos), d.begin() + static_cast<ptrdiff_t>(pos + bytes));
+  img.rgb.assign(d.begin() + static_cast<ptrdiff_t>(pos),
+                 d.begin() + static_cast<ptrdiff_t>(pos + bytes));
   return img;
 }
 
@@ -76,8 +80,9 @@ Status WritePpm(const std::string& path, uint32_t width, uint32_t height,
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return Status::IoError(path, errno);
   const std::string header = fmt::format("P6\n{} {}\n255\n", width, height);
-  const bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
-                  std::fwrite(rgb.data(), 1, size_t{width} * height * 3, f) == size_t{width} * height * 3;
+  const bool ok =
+      std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+      std::fwrite(rgb.data(), 1, size_t{width} * height * 3, f) == size_t{width} * height * 3;
   const int err = errno;
   if (std::fclose(f) != 0 || !ok) return Status::IoError(path, ok ? errno : err);
   return Status::Ok();

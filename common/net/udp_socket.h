@@ -139,7 +139,7 @@ class UdpSender {
   // returns the message count after them.
   uint32_t GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m);
   IoStatus SendGso(uint32_t messages, uint32_t datagrams);
-  IoStatus SendMmsg(uint32_t first, uint32_t datagrams);
+  IoStatus SendMmsg(uint32_t first, uint32_t count);
   // Counts a failed send of `datagrams` datagrams and says what follows:
   // EINTR and a full buffer (a bounded number of times) retry, ECONNREFUSED
   // and a buffer that stays full drop them, the rest is hard.

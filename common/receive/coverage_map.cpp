@@ -24,7 +24,8 @@ size_t CoverageMap::Mark(size_t first, size_t count) {
 }
 
 void CoverageMap::Clear(size_t end) {
-  std::fill(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>((std::min(end, pixels_) + 63) / 64), 0);
+  std::fill(words_.begin(),
+            words_.begin() + static_cast<std::ptrdiff_t>((std::min(end, pixels_) + 63) / 64), 0);
   covered_ = 0;
 }
 

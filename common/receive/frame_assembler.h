@@ -55,10 +55,10 @@
 #include <span>
 #include <vector>
 
+#include "common/net/udp_socket.h"
 #include "common/receive/coverage_map.h"
 #include "common/receive/loss_tracker.h"
 #include "common/wire/rfc4175.h"
-#include "common/net/udp_socket.h"
 
 namespace tilestream {
 

@@ -63,12 +63,15 @@ class PacketPlacement {
   // After a receive of `count` messages with these lengths and GRO segment
   // sizes (0: one datagram): decides which segments are in place and
   // gathers the rest to their natural offsets in the buffers.
-  void Resolve(uint32_t count, std::span<const size_t> lengths, std::span<const uint16_t> segment_sizes);
+  void Resolve(uint32_t count, std::span<const size_t> lengths,
+               std::span<const uint16_t> segment_sizes);
   // Leading segments of message m in place, and their views (pixels in the
   // frame given to Prepare). The rest of the message, from byte
   // placed_count(m) * segment size on, is plain in buffers[m].
   uint32_t placed_count(uint32_t m) const { return placed_count_[m]; }
-  const Rfc4175View& placed(uint32_t m, uint32_t j) const { return views_[size_t{m} * per_message_ + j]; }
+  const Rfc4175View& placed(uint32_t m, uint32_t j) const {
+    return views_[size_t{m} * per_message_ + j];
+  }
 
   // Hands the last Resolve's packets to `assembler` in arrival order: those
   // in place without a copy, the rest as plain datagrams from their
@@ -79,7 +82,8 @@ class PacketPlacement {
   void Admit(FrameAssembler& assembler, Source&& source, Added&& added) const {
     for (uint32_t m = 0; m < resolved_; ++m) {
       const sockaddr_storage* from = source(m);
-      for (uint32_t j = 0; j < placed_count_[m]; ++j) added(assembler.AddParsed(placed(m, j), frame_, from));
+      for (uint32_t j = 0; j < placed_count_[m]; ++j)
+        added(assembler.AddParsed(placed(m, j), frame_, from));
       const size_t length = lengths_[m], segment = segment_sizes_[m] ? segment_sizes_[m] : length;
       for (size_t at = placed_count_[m] * segment; at < length; at += segment)
         added(assembler.Add({buffers_[m] + at, std::min(segment, length - at)}, from));
@@ -94,8 +98,12 @@ class PacketPlacement {
   // Copies message m's bytes [from, to) out of its iovecs to their natural
   // offsets in its buffer.
   void Gather(uint32_t m, size_t from, size_t to);
-  std::byte* HeaderSlot(uint32_t m, uint32_t j) { return headers_.data() + (size_t{m} * per_message_ + j) * header_bytes_; }
-  std::byte* PadSlot(uint32_t m, uint32_t j) { return pads_.data() + (size_t{m} * per_message_ + j) * kMaxPad; }
+  std::byte* HeaderSlot(uint32_t m, uint32_t j) {
+    return headers_.data() + (size_t{m} * per_message_ + j) * header_bytes_;
+  }
+  std::byte* PadSlot(uint32_t m, uint32_t j) {
+    return pads_.data() + (size_t{m} * per_message_ + j) * kMaxPad;
+  }
 
   static constexpr size_t kMaxPad = 16;
   Packetizer plan_;
@@ -104,15 +112,15 @@ class PacketPlacement {
   uint32_t per_message_ = 1;  // packets predicted per message (J)
   size_t header_bytes_ = 0;   // the largest planned header
   std::vector<std::byte> headers_, pads_;
-  std::vector<iovec> iov_;               // per message: 3 per packet + 1
-  std::vector<uint32_t> iov_count_;      // per message
-  std::vector<uint32_t> first_packet_;   // per message: packet index predicted first
-  std::vector<uint32_t> predicted_;      // per message: packets predicted
-  std::vector<std::byte*> buffers_;      // of the last Prepare
+  std::vector<iovec> iov_;              // per message: 3 per packet + 1
+  std::vector<uint32_t> iov_count_;     // per message
+  std::vector<uint32_t> first_packet_;  // per message: packet index predicted first
+  std::vector<uint32_t> predicted_;     // per message: packets predicted
+  std::vector<std::byte*> buffers_;     // of the last Prepare
   std::byte* frame_ = nullptr;
   std::vector<uint32_t> placed_count_;
-  uint32_t resolved_ = 0;                // messages of the last Resolve
-  std::vector<size_t> lengths_;          // per message, of the last Resolve
+  uint32_t resolved_ = 0;        // messages of the last Resolve
+  std::vector<size_t> lengths_;  // per message, of the last Resolve
   std::vector<uint16_t> segment_sizes_;
   std::vector<Rfc4175View> views_;
   uint32_t misses_ = 0, skipped_ = 0;  // batches in a row without a placed packet

@@ -40,10 +40,10 @@ struct PacerStats {
 class Pacer {
  public:
   struct Options {
-    bool enabled = true;                    // false: bursts go at once
-    int64_t quantum_ns = 10'000'000;        // a burst: the packets of at most this long
-    uint64_t max_burst_bytes = 512 * 1024;  // and at most this many bytes
-    int64_t spin_ns = 10'000;               // spin this long before a slot instead of sleeping
+    bool enabled = true;                   // false: bursts go at once
+    int64_t quantum_ns = 10'000'000;       // a burst: the packets of at most this long
+    uint64_t max_burst_bytes = 512 << 10;  // and at most this many bytes
+    int64_t spin_ns = 10'000;              // spin this long before a slot instead of sleeping
     // 0..1: bursts start this fraction of a burst interval into the frame,
     // so that the streams of one server (tile i of n: i / n) take turns
     // instead of all bursting at the same instants.

@@ -27,11 +27,11 @@
 #include <memory>
 #include <vector>
 
+#include "common/base/result.h"
+#include "common/net/udp_socket.h"
 #include "common/send/pacer.h"
 #include "common/wire/packetizer.h"
-#include "common/base/result.h"
 #include "common/wire/rtcp_feedback.h"
-#include "common/net/udp_socket.h"
 
 namespace tilestream {
 
@@ -40,7 +40,7 @@ struct TileSenderOptions {
   UdpSenderOptions socket;
   bool pacing = true;
   int64_t pacing_quantum_ns = 10'000'000;  // a burst: the packets of at most this long
-  uint64_t max_burst_bytes = 512 * 1024;   // and at most this many bytes (also unpaced)
+  uint64_t max_burst_bytes = 512 << 10;    // and at most this many bytes (also unpaced)
   double pacing_fraction = 0.95;           // spread a frame over this part of the interval
   double pacing_phase = 0;                 // 0..1, see Pacer::Options::phase
   bool retransmission = false;             // answer NACKs
@@ -71,8 +71,8 @@ class TileSender {
   // [start_ns, start_ns + fraction * interval_ns). `hurry` is asked between
   // bursts; once it returns true the rest of the frame goes unpaced (the
   // next tick is already due). Not ok: a hard socket error.
-  IoStatus SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
-                const std::function<bool()>& hurry);
+  IoStatus SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
+                     int64_t interval_ns, const std::function<bool()>& hurry);
 
   // The same in steps, for one thread that paces several tiles
   // (streamer/tile_stream.h): BeginFrame plans the frame, NextBurstNs says

@@ -1,11 +1,10 @@
 #include "common/store/frame_ring.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <chrono>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "common/base/clock.h"
 
@@ -19,8 +18,9 @@ std::chrono::steady_clock::time_point SteadyFromMonotonic(int64_t ns) {
 
 }  // namespace
 
-Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& movie, uint32_t tile_index,
-                                                           uint32_t slots, bool direct) {
+Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& movie,
+                                                           uint32_t tile_index, uint32_t slots,
+                                                           bool direct) {
   if (slots < 3) return Status::InvalidArgument("the frame ring needs at least 3 slots");
   auto reader = TileReader::Open(movie, tile_index, direct);
   if (!reader.ok()) return reader.status();
@@ -50,9 +50,11 @@ void DiskFrameRing::ReadLoop() {
     Slot* slot = nullptr;
     bool have_next = false;  // paused: read the frame wanted once, then rest
     for (Slot& s : slots_) {
-      if (s.state == SlotState::kFree) slot = &s;
-      else if (s.frame == next_frame_ && (s.generation == generation_ || s.state == SlotState::kHeld ||
-                                          s.state == SlotState::kInUse))
+      if (s.state == SlotState::kFree)
+        slot = &s;
+      else if (s.frame == next_frame_ &&
+               (s.generation == generation_ || s.state == SlotState::kHeld ||
+                s.state == SlotState::kInUse))
         have_next = true;
     }
     if (!slot || (step_ == 0 && have_next)) {
@@ -110,10 +112,12 @@ const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
     // The wanted frame, and every ready frame read before it (skipped).
     int found = -1;
     for (size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].state == SlotState::kReady && slots_[i].frame == index) found = static_cast<int>(i);
+      if (slots_[i].state == SlotState::kReady && slots_[i].frame == index)
+        found = static_cast<int>(i);
     if (found >= 0) {
       for (Slot& s : slots_)
-        if (s.state == SlotState::kReady && s.sequence < slots_[found].sequence) s.state = SlotState::kFree;
+        if (s.state == SlotState::kReady && s.sequence < slots_[found].sequence)
+          s.state = SlotState::kFree;
       slots_[found].state = SlotState::kInUse;
       in_use_ = found;
       reader_cv_.notify_all();
@@ -124,7 +128,8 @@ const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
     // unless `index` is neither being read nor next, which is a seek.
     bool coming = next_frame_ == index;
     for (const Slot& s : slots_)
-      if (s.state == SlotState::kFilling && s.frame == index && s.generation == generation_) coming = true;
+      if (s.state == SlotState::kFilling && s.frame == index && s.generation == generation_)
+        coming = true;
     for (Slot& s : slots_)
       if (s.state == SlotState::kReady) s.state = SlotState::kFree;
     if (!coming) {

@@ -37,9 +37,9 @@ namespace tilestream {
 struct FrameSourceStats {
   uint64_t frames_read = 0;
   uint64_t bytes_read = 0;
-  int64_t read_ns = 0;       // time spent in reads
-  uint64_t stalls = 0;       // Acquire timed out: the disk was late
-  uint64_t restarts = 0;     // reader moved: a seek, or a skip past the read-ahead
+  int64_t read_ns = 0;    // time spent in reads
+  uint64_t stalls = 0;    // Acquire timed out: the disk was late
+  uint64_t restarts = 0;  // reader moved: a seek, or a skip past the read-ahead
   uint64_t errors = 0;
 };
 
@@ -67,8 +67,9 @@ class DiskFrameRing final : public FrameProvider {
   // Opens tile `tile_index` of the store and starts reading at frame 0.
   // `slots` (>= 3) buffers of frame_stride bytes each; two of them are the
   // sender's (in use, and the last frame held).
-  static Result<std::unique_ptr<DiskFrameRing>> Open(const MovieManifest& movie, uint32_t tile_index,
-                                                     uint32_t slots, bool direct = true);
+  static Result<std::unique_ptr<DiskFrameRing>> Open(const MovieManifest& movie,
+                                                     uint32_t tile_index, uint32_t slots,
+                                                     bool direct = true);
   ~DiskFrameRing() override;
 
   const std::byte* Acquire(uint64_t index, int64_t deadline_ns) override;
@@ -100,9 +101,9 @@ class DiskFrameRing final : public FrameProvider {
   mutable std::mutex mu_;
   std::condition_variable reader_cv_, sender_cv_;
   bool stop_ = false;
-  uint64_t next_frame_ = 0;   // what the reader reads next
-  int32_t step_ = 1;          // then next_frame_ + step_, modulo the frames
-  uint64_t generation_ = 0;   // bumped by a restart; in-flight reads of an older one are dropped
+  uint64_t next_frame_ = 0;  // what the reader reads next
+  int32_t step_ = 1;         // then next_frame_ + step_, modulo the frames
+  uint64_t generation_ = 0;  // bumped by a restart; in-flight reads of an older one are dropped
   uint64_t sequence_ = 0;
   int in_use_ = -1;
   int held_ = -1;  // the last released frame
@@ -116,7 +117,9 @@ class MemoryFrames final : public FrameProvider {
   // `frames` buffers of at least the tile's frame size; frame i is
   // frames[i % frames.size()].
   explicit MemoryFrames(std::vector<std::vector<std::byte>> frames) : frames_(std::move(frames)) {}
-  const std::byte* Acquire(uint64_t index, int64_t) override { return frames_[index % frames_.size()].data(); }
+  const std::byte* Acquire(uint64_t index, int64_t) override {
+    return frames_[index % frames_.size()].data();
+  }
   void Release() override {}
   const std::byte* LastFrame() const override { return nullptr; }
   bool failed() const override { return false; }

@@ -1,6 +1,8 @@
 #include "common/store/tile_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -12,9 +14,6 @@
 #include <mutex>
 #include <sstream>
 #include <utility>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "common/wall/toml_reader.h"
 
@@ -107,13 +106,9 @@ std::string ManifestToToml(const MovieManifest& m) {
 
 Result<MovieManifest> ParseManifest(std::string_view toml_text, const std::string& directory,
                                     const std::string& source) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, source);
-  } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: TOML syntax: {}", source, e.source().begin.line, e.description()));
-  }
+  auto parsed = ParseToml(toml_text, source);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
   MovieManifest m;
   m.directory = directory;
   TomlReader r(source, nullptr);
@@ -123,9 +118,9 @@ Result<MovieManifest> ParseManifest(std::string_view toml_text, const std::strin
     if (r.errors().empty()) r.Error(&root, "movie", "the [movie] table is missing");
     return Status::InvalidArgument(JoinLines(r.errors()));
   }
-  r.CheckKeys(*movie, "movie", {"format", "version", "title", "columns", "rows", "tile_width",
-                                "tile_height", "bezel_x", "bezel_y", "pixel_format", "fps",
-                                "frames", "frame_stride"});
+  r.CheckKeys(*movie, "movie",
+              {"format", "version", "title", "columns", "rows", "tile_width", "tile_height",
+               "bezel_x", "bezel_y", "pixel_format", "fps", "frames", "frame_stride"});
   std::string format, pixel_format;
   int64_t version = 0;
   r.String(*movie, "movie", "format", &format);
@@ -141,9 +136,11 @@ Result<MovieManifest> ParseManifest(std::string_view toml_text, const std::strin
   r.Float(*movie, "movie", "fps", 0.001, 1000, &m.fps);
   r.Int(*movie, "movie", "frames", 1, int64_t{1} << 40, &m.frames);
   r.Int(*movie, "movie", "frame_stride", 1, int64_t{1} << 40, &m.frame_stride);
-  if (format != kFormat) r.Error(movie, "movie.format", fmt::format("'{}' is not '{}'", format, kFormat));
+  if (format != kFormat)
+    r.Error(movie, "movie.format", fmt::format("'{}' is not '{}'", format, kFormat));
   if (version != kVersion)
-    r.Error(movie, "movie.version", fmt::format("version {} is not supported (this build reads {})", version, kVersion));
+    r.Error(movie, "movie.version",
+            fmt::format("version {} is not supported (this build reads {})", version, kVersion));
   if (pixel_format != "rgb24")
     r.Error(movie, "movie.pixel_format", fmt::format("'{}' is not rgb24", pixel_format));
   for (const char* key : {"columns", "rows", "tile_width", "tile_height", "frames", "frame_stride"})
@@ -164,7 +161,8 @@ Result<MovieManifest> ParseManifest(std::string_view toml_text, const std::strin
     r.Int(t, path, "column", 0, kMaxLayoutSide, &id.column);
     r.String(t, path, "file", &file);
     if (id.row >= m.layout.rows || id.column >= m.layout.columns) {
-      return r.Error(&t, path, fmt::format("row/column outside the {} layout", m.layout.ToString()));
+      return r.Error(&t, path,
+                     fmt::format("row/column outside the {} layout", m.layout.ToString()));
     }
     if (file.empty()) return r.Error(&t, path + ".file", "missing");
     std::string& slot = m.tile_files[id.Index(m.layout)];
@@ -173,7 +171,8 @@ Result<MovieManifest> ParseManifest(std::string_view toml_text, const std::strin
   });
   for (uint32_t t = 0; t < m.tile_files.size() && r.errors().empty(); ++t) {
     if (m.tile_files[t].empty())
-      r.Error(&root, "tile", fmt::format("no [[tile]] entry for {}", TileId::FromIndex(t, m.layout).Name()));
+      r.Error(&root, "tile",
+              fmt::format("no [[tile]] entry for {}", TileId::FromIndex(t, m.layout).Name()));
   }
   if (!r.errors().empty()) return Status::InvalidArgument(JoinLines(r.errors()));
   return m;
@@ -195,9 +194,10 @@ Result<MovieManifest> OpenTileStore(const std::string& directory, bool check_fil
     const std::string tile_path = m->TilePath(t);
     struct stat st;
     if (stat(tile_path.c_str(), &st) != 0)
-      return Status::IoError(fmt::format("{}: tile {}", path, TileId::FromIndex(t, m->layout).Name()) +
-                                 ": " + tile_path,
-                             errno);
+      return Status::IoError(
+          fmt::format("{}: tile {}", path, TileId::FromIndex(t, m->layout).Name()) + ": " +
+              tile_path,
+          errno);
     if (static_cast<uint64_t>(st.st_size) != expected) {
       return Status::InvalidArgument(fmt::format(
           "{}: tile {}: {} has {} bytes, expected {} ({} frames x {} bytes): truncated or not this "
@@ -211,10 +211,10 @@ Result<MovieManifest> OpenTileStore(const std::string& directory, bool check_fil
 
 Status CheckManifestMatchesWall(const MovieManifest& m, const WallSettings& wall) {
   if (m.layout != wall.layout || m.tile != wall.tile) {
-    return Status::InvalidArgument(fmt::format(
-        "{}/{}: the movie is {} tiles of {}x{}, but the wall is {} tiles of {}x{}", m.directory,
-        kManifestName, m.layout.ToString(), m.tile.width, m.tile.height, wall.layout.ToString(),
-        wall.tile.width, wall.tile.height));
+    return Status::InvalidArgument(
+        fmt::format("{}/{}: the movie is {} tiles of {}x{}, but the wall is {} tiles of {}x{}",
+                    m.directory, kManifestName, m.layout.ToString(), m.tile.width, m.tile.height,
+                    wall.layout.ToString(), wall.tile.width, wall.tile.height));
   }
   return Status::Ok();
 }
@@ -234,9 +234,9 @@ Result<TileStoreWriter> TileStoreWriter::Create(const Options& o) {
   const fs::path manifest = fs::path(o.directory) / kManifestName;
   if (fs::exists(manifest)) {
     if (!o.overwrite)
-      return Status::InvalidArgument(fmt::format(
-          "{} already holds a movie ({}); choose another directory or overwrite it", o.directory,
-          kManifestName));
+      return Status::InvalidArgument(
+          fmt::format("{} already holds a movie ({}); choose another directory or overwrite it",
+                      o.directory, kManifestName));
     if (unlink(manifest.c_str()) != 0) return Status::IoError(manifest.string(), errno);
   }
 
@@ -287,8 +287,8 @@ Status TileStoreWriter::AppendFrame(uint32_t tile_index, std::span<const std::by
   const size_t pad = manifest_.frame_stride - frame.size();
   iovec iov[2] = {{const_cast<std::byte*>(frame.data()), frame.size()},
                   {const_cast<std::byte*>(kZeros), pad}};
-  TS_RETURN_IF_ERROR(
-      WriteAll(fds_[tile_index].get(), iov, pad ? 2 : 1, manifest_.TilePath(tile_index) + kPartial));
+  TS_RETURN_IF_ERROR(WriteAll(fds_[tile_index].get(), iov, pad ? 2 : 1,
+                              manifest_.TilePath(tile_index) + kPartial));
   ++frames_[tile_index];
   bytes_written_ += manifest_.frame_stride;
   return Status::Ok();
@@ -300,7 +300,8 @@ Status TileStoreWriter::Finish() {
   for (uint32_t t = 0; t < frames_.size() && s.ok(); ++t) {
     if (frames_[t] != frames)
       s = Status::Internal(fmt::format("tile {} has {} frames, tile r0c0 {}",
-                                       TileId::FromIndex(t, manifest_.layout).Name(), frames_[t], frames));
+                                       TileId::FromIndex(t, manifest_.layout).Name(), frames_[t],
+                                       frames));
   }
   if (s.ok() && frames == 0) s = Status::InvalidArgument("no frames were written");
   for (uint32_t t = 0; t < fds_.size() && s.ok(); ++t) {
@@ -314,7 +315,8 @@ Status TileStoreWriter::Finish() {
     manifest_.frames = frames;
     const std::string path = (fs::path(manifest_.directory) / kManifestName).string();
     s = WriteFileDurably(path + kPartial, ManifestToToml(manifest_));
-    if (s.ok() && rename((path + kPartial).c_str(), path.c_str()) != 0) s = Status::IoError(path, errno);
+    if (s.ok() && rename((path + kPartial).c_str(), path.c_str()) != 0)
+      s = Status::IoError(path, errno);
   }
   if (!s.ok()) {
     Abort();
@@ -356,9 +358,9 @@ Result<TileReader> TileReader::Open(const MovieManifest& m, uint32_t tile_index,
   struct stat st;
   if (fstat(r.fd_.get(), &st) != 0) return Status::IoError(r.path_, errno);
   if (static_cast<uint64_t>(st.st_size) != r.frames_ * r.stride_) {
-    return Status::InvalidArgument(
-        fmt::format("{} has {} bytes, expected {} ({} frames x {} bytes): truncated or not this movie's file",
-                    r.path_, st.st_size, r.frames_ * r.stride_, r.frames_, r.stride_));
+    return Status::InvalidArgument(fmt::format(
+        "{} has {} bytes, expected {} ({} frames x {} bytes): truncated or not this movie's file",
+        r.path_, st.st_size, r.frames_ * r.stride_, r.frames_, r.stride_));
   }
   return r;
 }
@@ -366,8 +368,10 @@ Result<TileReader> TileReader::Open(const MovieManifest& m, uint32_t tile_index,
 Status TileReader::FallBackToBuffered() {
   static std::once_flag warned;
   std::call_once(warned, [&] {
-    spdlog::warn("{}: the file system refuses O_DIRECT; reading through the page cache "
-                 "(slower, and it evicts other data)", path_);
+    spdlog::warn(
+        "{}: the file system refuses O_DIRECT; reading through the page cache "
+        "(slower, and it evicts other data)",
+        path_);
   });
   direct_ = false;
   fd_.reset(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
@@ -379,7 +383,8 @@ Status TileReader::ReadFrame(uint64_t index, std::span<std::byte> dest) {
   const off_t base = static_cast<off_t>(index * stride_);
   size_t done = 0;
   while (done < stride_) {
-    const ssize_t n = pread(fd_.get(), dest.data() + done, stride_ - done, base + static_cast<off_t>(done));
+    const ssize_t n =
+        pread(fd_.get(), dest.data() + done, stride_ - done, base + static_cast<off_t>(done));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct_) {
@@ -389,8 +394,9 @@ Status TileReader::ReadFrame(uint64_t index, std::span<std::byte> dest) {
       return Status::IoError(fmt::format("{}: frame {}", path_, index), errno);
     }
     if (n == 0)
-      return Status::IoError(fmt::format("{}: frame {} ends after {} of {} bytes: the file was truncated",
-                                         path_, index, done, stride_));
+      return Status::IoError(
+          fmt::format("{}: frame {} ends after {} of {} bytes: the file was truncated", path_,
+                      index, done, stride_));
     done += static_cast<size_t>(n);
   }
   return Status::Ok();

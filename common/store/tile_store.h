@@ -22,11 +22,11 @@
 #include <string_view>
 #include <vector>
 
-#include "common/wall/layout.h"
 #include "common/base/result.h"
-#include "common/wire/rfc4175.h"
 #include "common/base/unique_fd.h"
+#include "common/wall/layout.h"
 #include "common/wall/wall_config.h"
+#include "common/wire/rfc4175.h"
 
 namespace tilestream {
 
@@ -120,7 +120,6 @@ class TileReader {
   // (tmpfs), falls back to buffered reads and warns once per process. The
   // file must have exactly frames * frame_stride bytes.
   static Result<TileReader> Open(const MovieManifest& m, uint32_t tile_index, bool direct = true);
-
 
   bool direct() const { return direct_; }
   uint64_t frames() const { return frames_; }

@@ -33,13 +33,15 @@ Result<TileId> ParseTileName(std::string_view text, const Layout& layout) {
   const size_t c = text.find('c');
   TileId id;
   if (text.size() < 4 || text[0] != 'r' || c == std::string_view::npos ||
-      !ParseInteger(text.substr(1, c - 1), &id.row) || !ParseInteger(text.substr(c + 1), &id.column)) {
-    return Status::InvalidArgument(fmt::format("tile name '{}' is not of the form r<row>c<column>", text));
+      !ParseInteger(text.substr(1, c - 1), &id.row) ||
+      !ParseInteger(text.substr(c + 1), &id.column)) {
+    return Status::InvalidArgument(
+        fmt::format("tile name '{}' is not of the form r<row>c<column>", text));
   }
   if (id.row >= layout.rows || id.column >= layout.columns) {
-    return Status::InvalidArgument(fmt::format("tile {} is outside the {} layout (rows 0..{}, columns 0..{})",
-                                               text, layout.ToString(), layout.rows - 1,
-                                               layout.columns - 1));
+    return Status::InvalidArgument(
+        fmt::format("tile {} is outside the {} layout (rows 0..{}, columns 0..{})", text,
+                    layout.ToString(), layout.rows - 1, layout.columns - 1));
   }
   return id;
 }

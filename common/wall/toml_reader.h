@@ -4,6 +4,7 @@
 // common/ (wall config, tile store manifest). Not thread-safe.
 #pragma once
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -14,9 +15,20 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
+#include "common/base/result.h"
 
 namespace tilestream {
+
+// The TOML document in `text`; a syntax error is "source:line: TOML syntax:
+// what", the one message an operator needs to find it.
+inline Result<toml::table> ParseToml(std::string_view text, std::string_view source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: TOML syntax: {}", source, e.source().begin.line, e.description()));
+  }
+}
 
 // Collects "file:line: key: problem" messages while reading TOML.
 class TomlReader {
@@ -70,18 +82,22 @@ class TomlReader {
     if (!n) return;
     const std::string name = Join(path, key);
     Remember(*n, name);
-    if (!n->is_number()) return Error(n, name, fmt::format("expected a number, got {}", TypeName(*n)));
+    if (!n->is_number())
+      return Error(n, name, fmt::format("expected a number, got {}", TypeName(*n)));
     const double v = n->value<double>().value_or(0);
-    if (!(v >= min && v <= max)) return Error(n, name, fmt::format("{} is outside {}..{}", v, min, max));
+    if (!(v >= min && v <= max))
+      return Error(n, name, fmt::format("{} is outside {}..{}", v, min, max));
     *out = v;
   }
 
-  void String(const toml::table& t, const std::string& path, std::string_view key, std::string* out) {
+  void String(const toml::table& t, const std::string& path, std::string_view key,
+              std::string* out) {
     const toml::node* n = t.get(key);
     if (!n) return;
     const std::string name = Join(path, key);
     Remember(*n, name);
-    if (!n->is_string()) return Error(n, name, fmt::format("expected a string, got {}", TypeName(*n)));
+    if (!n->is_string())
+      return Error(n, name, fmt::format("expected a string, got {}", TypeName(*n)));
     *out = *n->value<std::string>();
   }
 
@@ -90,7 +106,8 @@ class TomlReader {
     if (!n) return;
     const std::string name = Join(path, key);
     Remember(*n, name);
-    if (!n->is_boolean()) return Error(n, name, fmt::format("expected true or false, got {}", TypeName(*n)));
+    if (!n->is_boolean())
+      return Error(n, name, fmt::format("expected true or false, got {}", TypeName(*n)));
     *out = *n->value<bool>();
   }
 
@@ -108,13 +125,20 @@ class TomlReader {
 
   static std::string TypeName(const toml::node& n) {
     switch (n.type()) {
-      case toml::node_type::table: return "a table";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::string: return "a string";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a float";
-      case toml::node_type::boolean: return "a boolean";
-      default: return "a date/time";
+      case toml::node_type::table:
+        return "a table";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a float";
+      case toml::node_type::boolean:
+        return "a boolean";
+      default:
+        return "a date/time";
     }
   }
 

@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint32_t kMinMtu = 576;  // the smallest IPv4 MTU; one RGB pixel needs 23 bytes
 constexpr uint32_t kMaxMtu = 65535;
-constexpr size_t kMinSocketBuffer = 64 * 1024;
+constexpr size_t kMinSocketBuffer = size_t{64} << 10;
 constexpr size_t kMaxSocketBuffer = size_t{2} << 30;
 
 void ReadWall(TomlReader& r, const toml::table& t, WallSettings* w) {
@@ -203,192 +203,261 @@ WallConfig DefaultWallConfig(Layout layout) {
   return c;
 }
 
-Status ValidateWallConfig(WallConfig* config) {
-  WallConfig& c = *config;
-  std::vector<std::string> errors;
-  auto fail = [&](const std::string& key, const std::string& problem) {
-    errors.push_back(Where(c, key) + ": " + problem);
-  };
-  const WallSettings& w = c.wall;
-  const StreamSettings& s = c.stream;
+namespace {
 
+// ValidateWallConfig's work, step by step; every problem is collected with
+// its key before the first step that needs the earlier ones right stops.
+class ConfigCheck {
+ public:
+  explicit ConfigCheck(WallConfig* config) : c_(*config) {}
+
+  void Fail(const std::string& key, const std::string& problem) {
+    errors_.push_back(Where(c_, key) + ": " + problem);
+  }
+  bool ok() const { return errors_.empty(); }
+  Status status() const {
+    return ok() ? Status::Ok() : Status::InvalidArgument(JoinLines(errors_));
+  }
+
+  void Wall();
+  void Stream();
+  void Defaults();
+  void Nics();
+  void Nodes();
+  void Control();
+  void AssignNicsToTiles();
+
+ private:
+  void NodeFields(size_t n, const std::string& key);
+  int NodeNic(size_t n, const std::string& key);
+  void RouteTile(size_t n, size_t i, int nic, const std::string& key);
+  void TilePort(const DisplayNode& node, size_t i, uint32_t t, const std::string& key);
+
+  WallConfig& c_;
+  std::vector<std::string> errors_;
+  std::map<std::string, uint32_t> nic_index_;
+  std::vector<int> tile_node_, pinned_;
+  std::set<std::string> node_names_;
+  std::map<std::pair<std::string, uint16_t>, std::string> used_ports_;  // -> tile
+};
+
+void ConfigCheck::Wall() {
+  const WallSettings& w = c_.wall;
   if (w.layout.columns < 1 || w.layout.rows < 1 || w.layout.columns > kMaxLayoutSide ||
       w.layout.rows > kMaxLayoutSide)
-    fail("wall.columns", fmt::format("layout {} is outside 1x1..{}x{}", w.layout.ToString(),
+    Fail("wall.columns", fmt::format("layout {} is outside 1x1..{}x{}", w.layout.ToString(),
                                      kMaxLayoutSide, kMaxLayoutSide));
   if (w.tile.width < 1 || w.tile.height < 1 || w.tile.width > kMaxTileDimension ||
       w.tile.height > kMaxTileDimension)
-    fail("wall.tile_width",
+    Fail("wall.tile_width",
          fmt::format("tile {}x{} is outside 1x1..32767x32767 (RFC 4175's 15-bit fields)",
                      w.tile.width, w.tile.height));
-  if (!(w.fps > 0 && w.fps <= 1000)) fail("wall.fps", fmt::format("{} is outside 0..1000", w.fps));
+  if (!(w.fps > 0 && w.fps <= 1000)) Fail("wall.fps", fmt::format("{} is outside 0..1000", w.fps));
+}
+
+void ConfigCheck::Stream() {
+  const StreamSettings& s = c_.stream;
   if (s.mtu < kMinMtu || s.mtu > kMaxMtu)
-    fail("stream.mtu", fmt::format("MTU {} is outside {}..{} (a packet must hold the RTP and "
+    Fail("stream.mtu", fmt::format("MTU {} is outside {}..{} (a packet must hold the RTP and "
                                    "RFC 4175 headers and at least one pixel)",
                                    s.mtu, kMinMtu, kMaxMtu));
   if (s.max_burst_bytes > s.send_buffer)
-    fail("stream.max_burst_bytes",
+    Fail("stream.max_burst_bytes",
          fmt::format("{} bytes is more than the send buffer ({}): a burst must fit in it",
                      s.max_burst_bytes, s.send_buffer));
   if (s.send_buffer < kMinSocketBuffer || s.send_buffer > kMaxSocketBuffer)
-    fail("stream.send_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.send_buffer));
+    Fail("stream.send_buffer", fmt::format("{} bytes is outside 64 KiB..2 GiB", s.send_buffer));
   if (s.receive_buffer < kMinSocketBuffer || s.receive_buffer > kMaxSocketBuffer)
-    fail("stream.receive_buffer",
+    Fail("stream.receive_buffer",
          fmt::format("{} bytes is outside 64 KiB..2 GiB", s.receive_buffer));
   if (s.payload_type < 96 || s.payload_type > 127)
-    fail("stream.payload_type",
+    Fail("stream.payload_type",
          fmt::format("{} is outside the dynamic range 96..127", s.payload_type));
   if (s.rtx_payload_type < 96 || s.rtx_payload_type > 127 || s.rtx_payload_type == s.payload_type)
-    fail("stream.rtx_payload_type",
+    Fail("stream.rtx_payload_type",
          fmt::format("{} is outside the dynamic range 96..127 or the stream's own payload type",
                      s.rtx_payload_type));
-  if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
+}
 
-  const uint32_t tiles = c.tile_count();
-  if (c.nics.empty()) c.nics.push_back(Nic{"default", "", -1, 10});
-  if (c.nodes.empty()) {
-    DisplayNode local;
-    local.name = "localhost";
-    local.address = "127.0.0.1";
-    for (uint32_t i = 0; i < tiles; ++i) local.tiles.push_back(TileId::FromIndex(i, w.layout));
-    c.nodes.push_back(std::move(local));
-  }
+// One NIC without [[nic]] entries, one loopback node without [[node]] ones.
+void ConfigCheck::Defaults() {
+  if (c_.nics.empty()) c_.nics.push_back(Nic{"default", "", -1, 10});
+  if (!c_.nodes.empty()) return;
+  DisplayNode local;
+  local.name = "localhost";
+  local.address = "127.0.0.1";
+  for (uint32_t i = 0; i < c_.tile_count(); ++i)
+    local.tiles.push_back(TileId::FromIndex(i, c_.wall.layout));
+  c_.nodes.push_back(std::move(local));
+}
 
-  std::map<std::string, uint32_t> nic_index;
-  for (size_t i = 0; i < c.nics.size(); ++i) {
-    const Nic& nic = c.nics[i];
+void ConfigCheck::Nics() {
+  for (size_t i = 0; i < c_.nics.size(); ++i) {
+    const Nic& nic = c_.nics[i];
     const std::string key = fmt::format("nic[{}]", i);
-    if (!nic_index.emplace(nic.name, static_cast<uint32_t>(i)).second)
-      fail(key + ".name", fmt::format("NIC '{}' is listed twice", nic.name));
+    if (!nic_index_.emplace(nic.name, static_cast<uint32_t>(i)).second)
+      Fail(key + ".name", fmt::format("NIC '{}' is listed twice", nic.name));
     if (!nic.address.empty() && !IsIpLiteral(nic.address))
-      fail(key + ".address", fmt::format("'{}' is not an IPv4 or IPv6 address", nic.address));
-    if (!(nic.speed_gbps > 0)) fail(key + ".speed_gbps", "must be > 0");
+      Fail(key + ".address", fmt::format("'{}' is not an IPv4 or IPv6 address", nic.address));
+    if (!(nic.speed_gbps > 0)) Fail(key + ".speed_gbps", "must be > 0");
   }
+}
 
-  std::vector<int> tile_node(tiles, -1);
-  std::vector<int> pinned(tiles, -1);
-  c.routes.assign(tiles, TileRoute{});
-  std::set<std::string> node_names;
-  std::map<std::pair<std::string, uint16_t>, std::string> used_ports;  // (address, port) -> tile
-  for (size_t n = 0; n < c.nodes.size(); ++n) {
-    const DisplayNode& node = c.nodes[n];
+void ConfigCheck::Nodes() {
+  const uint32_t tiles = c_.tile_count();
+  tile_node_.assign(tiles, -1);
+  pinned_.assign(tiles, -1);
+  c_.routes.assign(tiles, TileRoute{});
+  for (size_t n = 0; n < c_.nodes.size(); ++n) {
     const std::string key = fmt::format("node[{}]", n);
-    if (!node_names.insert(node.name).second)
-      fail(key + ".name", fmt::format("display node '{}' is listed twice", node.name));
-    if (!IsIpLiteral(node.address) && !IsHostName(node.address))
-      fail(key + ".address", fmt::format("'{}' is not an address or host name", node.address));
-    if (node.tiles.empty()) fail(key + ".tiles", "a display node needs at least one tile");
-    if (!node.ports.empty() && node.ports.size() != node.tiles.size())
-      fail(key + ".ports",
-           fmt::format("{} ports for {} tiles", node.ports.size(), node.tiles.size()));
-    if (!node.displays.empty() && node.displays.size() != node.tiles.size())
-      fail(key + ".displays",
-           fmt::format("{} displays for {} tiles", node.displays.size(), node.tiles.size()));
-    if (!node.sdp.empty() && node.sdp.size() != node.tiles.size())
-      fail(key + ".sdp",
-           fmt::format("{} SDP files for {} tiles (\"\" for a tile of our own stream)",
-                       node.sdp.size(), node.tiles.size()));
-    for (const auto& [name, list] : {std::pair{"any_ssrc", &node.any_ssrc},
-                                     std::pair{"no_retransmission", &node.no_retransmission}}) {
-      for (const TileId& id : *list) {
-        if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
-          fail(key + "." + name, fmt::format("tile {} is not one of this node's tiles", id.Name()));
-      }
-    }
-    int nic = -1;
-    if (!node.nic.empty()) {
-      auto it = nic_index.find(node.nic);
-      if (it == nic_index.end()) {
-        std::string known;
-        for (const Nic& x : c.nics) known += (known.empty() ? "" : ", ") + x.name;
-        fail(key + ".nic",
-             fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, known));
-      } else {
-        nic = static_cast<int>(it->second);
-      }
-    }
-    for (size_t i = 0; i < node.tiles.size(); ++i) {
-      const TileId id = node.tiles[i];
-      if (id.row >= w.layout.rows || id.column >= w.layout.columns) {
-        fail(key + ".tiles",
-             fmt::format("tile {} is outside the {} layout", id.Name(), w.layout.ToString()));
-        continue;
-      }
-      const uint32_t t = id.Index(w.layout);
-      if (tile_node[t] >= 0) {
-        fail(key + ".tiles", fmt::format("tile {} is also on display node '{}'", id.Name(),
-                                         c.nodes[static_cast<size_t>(tile_node[t])].name));
-        continue;
-      }
-      tile_node[t] = static_cast<int>(n);
-      pinned[t] = nic;
-      TileRoute& route = c.routes[t];
-      route.node = static_cast<uint32_t>(n);
-      route.display = i < node.displays.size() ? node.displays[i] : static_cast<int>(i);
-      route.sdp = i < node.sdp.size() ? node.sdp[i] : "";
-      route.any_ssrc =
-          std::find(node.any_ssrc.begin(), node.any_ssrc.end(), id) != node.any_ssrc.end();
-      route.retransmission = s.retransmission && route.sdp.empty() &&
-                             std::find(node.no_retransmission.begin(), node.no_retransmission.end(),
-                                       id) == node.no_retransmission.end();
-      if (i < node.ports.size()) {
-        route.port = node.ports[i];
-      } else if (uint32_t{s.port_base} + t > 65535) {
-        fail("stream.port_base", fmt::format("port {} + tile {} is beyond 65535", s.port_base, t));
-        continue;
-      } else {
-        route.port = static_cast<uint16_t>(s.port_base + t);
-      }
-      auto [it, fresh] = used_ports.emplace(std::make_pair(node.address, route.port), id.Name());
-      if (!fresh)
-        fail(key + ".ports", fmt::format("port {} on {} is used by tiles {} and {}", route.port,
-                                         node.address, it->second, id.Name()));
-      const bool same_host =
-          node.address == c.control.listen_address || IsWildcard(c.control.listen_address) ||
-          (IsLoopbackAddress(node.address) && IsLoopbackAddress(c.control.listen_address));
-      if (same_host && route.port == c.control.port)
-        fail("control.port", fmt::format("port {} is also the port of tile {} on {}", route.port,
-                                         id.Name(), node.address));
-    }
+    NodeFields(n, key);
+    const int nic = NodeNic(n, key);
+    for (size_t i = 0; i < c_.nodes[n].tiles.size(); ++i) RouteTile(n, i, nic, key);
   }
   for (uint32_t t = 0; t < tiles; ++t) {
-    if (tile_node[t] < 0)
-      fail("node",
-           fmt::format("tile {} is on no display node", TileId::FromIndex(t, w.layout).Name()));
+    if (tile_node_[t] < 0)
+      Fail("node", fmt::format("tile {} is on no display node",
+                               TileId::FromIndex(t, c_.wall.layout).Name()));
   }
+}
 
-  if (!IsIpLiteral(c.control.listen_address) && c.control.listen_address != "localhost")
-    fail("control.listen",
-         fmt::format("'{}' is not an IPv4 or IPv6 address", c.control.listen_address));
-  if (!IsLoopbackAddress(c.control.listen_address) && c.control.token_file.empty())
-    fail("control.token_file", fmt::format("the control listener on {} is not loopback: a "
+void ConfigCheck::NodeFields(size_t n, const std::string& key) {
+  const DisplayNode& node = c_.nodes[n];
+  if (!node_names_.insert(node.name).second)
+    Fail(key + ".name", fmt::format("display node '{}' is listed twice", node.name));
+  if (!IsIpLiteral(node.address) && !IsHostName(node.address))
+    Fail(key + ".address", fmt::format("'{}' is not an address or host name", node.address));
+  if (node.tiles.empty()) Fail(key + ".tiles", "a display node needs at least one tile");
+  if (!node.ports.empty() && node.ports.size() != node.tiles.size())
+    Fail(key + ".ports",
+         fmt::format("{} ports for {} tiles", node.ports.size(), node.tiles.size()));
+  if (!node.displays.empty() && node.displays.size() != node.tiles.size())
+    Fail(key + ".displays",
+         fmt::format("{} displays for {} tiles", node.displays.size(), node.tiles.size()));
+  if (!node.sdp.empty() && node.sdp.size() != node.tiles.size())
+    Fail(key + ".sdp", fmt::format("{} SDP files for {} tiles (\"\" for a tile of our own stream)",
+                                   node.sdp.size(), node.tiles.size()));
+  for (const auto& [name, list] : {std::pair{"any_ssrc", &node.any_ssrc},
+                                   std::pair{"no_retransmission", &node.no_retransmission}}) {
+    for (const TileId& id : *list) {
+      if (std::find(node.tiles.begin(), node.tiles.end(), id) == node.tiles.end())
+        Fail(key + "." + name, fmt::format("tile {} is not one of this node's tiles", id.Name()));
+    }
+  }
+}
+
+// The NIC node n's tiles are pinned to; -1: balanced with the rest.
+int ConfigCheck::NodeNic(size_t n, const std::string& key) {
+  const DisplayNode& node = c_.nodes[n];
+  if (node.nic.empty()) return -1;
+  auto it = nic_index_.find(node.nic);
+  if (it != nic_index_.end()) return static_cast<int>(it->second);
+  std::string known;
+  for (const Nic& x : c_.nics) known += (known.empty() ? "" : ", ") + x.name;
+  Fail(key + ".nic",
+       fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, known));
+  return -1;
+}
+
+// The route of the i-th tile of node n.
+void ConfigCheck::RouteTile(size_t n, size_t i, int nic, const std::string& key) {
+  const DisplayNode& node = c_.nodes[n];
+  const Layout& layout = c_.wall.layout;
+  const TileId id = node.tiles[i];
+  if (id.row >= layout.rows || id.column >= layout.columns) {
+    Fail(key + ".tiles",
+         fmt::format("tile {} is outside the {} layout", id.Name(), layout.ToString()));
+    return;
+  }
+  const uint32_t t = id.Index(layout);
+  if (tile_node_[t] >= 0) {
+    Fail(key + ".tiles", fmt::format("tile {} is also on display node '{}'", id.Name(),
+                                     c_.nodes[static_cast<size_t>(tile_node_[t])].name));
+    return;
+  }
+  tile_node_[t] = static_cast<int>(n);
+  pinned_[t] = nic;
+  TileRoute& route = c_.routes[t];
+  route.node = static_cast<uint32_t>(n);
+  route.display = i < node.displays.size() ? node.displays[i] : static_cast<int>(i);
+  route.sdp = i < node.sdp.size() ? node.sdp[i] : "";
+  route.any_ssrc = std::find(node.any_ssrc.begin(), node.any_ssrc.end(), id) != node.any_ssrc.end();
+  route.retransmission = c_.stream.retransmission && route.sdp.empty() &&
+                         std::find(node.no_retransmission.begin(), node.no_retransmission.end(),
+                                   id) == node.no_retransmission.end();
+  TilePort(node, i, t, key);
+}
+
+// Tile t's port: the node's list, else port_base + t; unique per address and
+// never the control port on the same host.
+void ConfigCheck::TilePort(const DisplayNode& node, size_t i, uint32_t t, const std::string& key) {
+  TileRoute& route = c_.routes[t];
+  const uint16_t base = c_.stream.port_base;
+  if (i < node.ports.size()) {
+    route.port = node.ports[i];
+  } else if (uint32_t{base} + t > 65535) {
+    Fail("stream.port_base", fmt::format("port {} + tile {} is beyond 65535", base, t));
+    return;
+  } else {
+    route.port = static_cast<uint16_t>(base + t);
+  }
+  const std::string name = node.tiles[i].Name();
+  auto [it, fresh] = used_ports_.emplace(std::make_pair(node.address, route.port), name);
+  if (!fresh)
+    Fail(key + ".ports", fmt::format("port {} on {} is used by tiles {} and {}", route.port,
+                                     node.address, it->second, name));
+  const std::string& listen = c_.control.listen_address;
+  const bool same_host = node.address == listen || IsWildcard(listen) ||
+                         (IsLoopbackAddress(node.address) && IsLoopbackAddress(listen));
+  if (same_host && route.port == c_.control.port)
+    Fail("control.port",
+         fmt::format("port {} is also the port of tile {} on {}", route.port, name, node.address));
+}
+
+void ConfigCheck::Control() {
+  const ControlSettings& k = c_.control;
+  if (!IsIpLiteral(k.listen_address) && k.listen_address != "localhost")
+    Fail("control.listen", fmt::format("'{}' is not an IPv4 or IPv6 address", k.listen_address));
+  if (!IsLoopbackAddress(k.listen_address) && k.token_file.empty())
+    Fail("control.token_file", fmt::format("the control listener on {} is not loopback: a "
                                            "token_file is required",
-                                           c.control.listen_address));
-  if (IsWildcard(c.control.listen_address) && c.control.address.empty())
-    fail("control.address",
-         fmt::format("the control listener is on every address ({}): say which one "
-                     "receivers and wallctl connect to",
-                     c.control.listen_address));
-  if (!errors.empty()) return Status::InvalidArgument(JoinLines(errors));
+                                           k.listen_address));
+  if (IsWildcard(k.listen_address) && k.address.empty())
+    Fail("control.address", fmt::format("the control listener is on every address ({}): say "
+                                        "which one receivers and wallctl connect to",
+                                        k.listen_address));
+}
 
-  std::vector<double> bps(tiles, w.tile_bits_per_second());
+void ConfigCheck::AssignNicsToTiles() {
+  std::vector<double> bps(c_.tile_count(), c_.wall.tile_bits_per_second());
   std::vector<double> speeds;
-  for (const Nic& nic : c.nics) speeds.push_back(nic.speed_gbps * 1e9);
-  const std::vector<uint32_t> nic = AssignNics(pinned, bps, speeds);
-  for (uint32_t t = 0; t < tiles; ++t) c.routes[t].nic = nic[t];
+  for (const Nic& nic : c_.nics) speeds.push_back(nic.speed_gbps * 1e9);
+  const std::vector<uint32_t> nic = AssignNics(pinned_, bps, speeds);
+  for (uint32_t t = 0; t < c_.tile_count(); ++t) c_.routes[t].nic = nic[t];
+}
+
+}  // namespace
+
+Status ValidateWallConfig(WallConfig* config) {
+  ConfigCheck check(config);
+  check.Wall();
+  check.Stream();
+  if (!check.ok()) return check.status();
+  check.Defaults();
+  check.Nics();
+  check.Nodes();
+  check.Control();
+  if (!check.ok()) return check.status();
+  check.AssignNicsToTiles();
   return Status::Ok();
 }
 
 Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view source) {
   WallConfig c;
   c.source = std::string(source);
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, source);
-  } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(
-        fmt::format("{}:{}: TOML syntax: {}", source, e.source().begin.line, e.description()));
-  }
+  auto parsed = ParseToml(toml_text, source);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
   TomlReader r(c.source, &c.key_lines);
   r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "sync", "joystick"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);

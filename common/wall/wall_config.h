@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/base/result.h"
 #include "common/wall/layout.h"
 #include "common/wire/packetizer.h"
-#include "common/base/result.h"
 #include "common/wire/rfc4175.h"
 
 namespace tilestream {
@@ -55,7 +55,7 @@ struct StreamSettings {
   // Pacing by time (common/send/pacer.h): a paced burst is max_burst_bytes of
   // packets, or the packets of one quantum where that is less.
   uint32_t pacing_quantum_us = 10000;
-  uint64_t max_burst_bytes = 512 * 1024;
+  uint64_t max_burst_bytes = 512 << 10;
   uint8_t payload_type = kDefaultPayloadType;
   uint16_t port_base = 50000;
   // Retransmission of lost packets (RFC 4585 NACK, RFC 4588 RTX; see

@@ -35,8 +35,8 @@ Result<Packetizer> Packetizer::Create(const PacketizerOptions& options) {
                                    " bytes is outside 256..65507 (MTU too small or too large)");
   }
   if (options.payload_type > 127)
-    return Status::InvalidArgument("RTP payload type " +
-                                   std::to_string(options.payload_type) + " is outside 0..127");
+    return Status::InvalidArgument("RTP payload type " + std::to_string(options.payload_type) +
+                                   " is outside 0..127");
   Packetizer p(options);
   if (options.packing == Packing::kPacked)
     p.PlanPacked();
@@ -53,7 +53,8 @@ void Packetizer::AddPacket(std::span<const LineHeader> segments, size_t pixel_of
   PlannedPacket packet;
   packet.first_header_byte = static_cast<uint32_t>(line_headers_.size());
   packet.segment_count = static_cast<uint32_t>(segments.size());
-  packet.header_bytes = static_cast<uint32_t>(kPayloadHeaderSize + kLineHeaderSize * segments.size());
+  packet.header_bytes =
+      static_cast<uint32_t>(kPayloadHeaderSize + kLineHeaderSize * segments.size());
   packet.pixels.offset = pixel_offset;
   for (size_t s = 0; s < segments.size(); ++s) {
     LineHeader h = segments[s];
@@ -154,7 +155,9 @@ size_t Packetizer::WriteHeaders(uint32_t i, uint32_t timestamp, uint32_t sequenc
 std::span<const std::byte> Packetizer::padding(uint32_t i) const {
   // kTrailers[n] holds n - 1 zero bytes followed by the count n.
   static const auto kTrailers = [] {
-    std::array<std::array<std::byte, kLineHeaderSize + kPgroupBytes>, kLineHeaderSize + kPgroupBytes> t{};
+    std::array<std::array<std::byte, kLineHeaderSize + kPgroupBytes>,
+               kLineHeaderSize + kPgroupBytes>
+        t{};
     for (size_t n = 1; n < t.size(); ++n) t[n][n - 1] = std::byte(n);
     return t;
   }();

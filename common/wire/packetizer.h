@@ -67,7 +67,8 @@ class Packetizer {
   uint32_t segment_count(uint32_t i) const { return packets_[i].segment_count; }
   // The encoded line headers of packet i (segment_count(i) * 6 bytes).
   std::span<const std::byte> line_headers(uint32_t i) const {
-    return {line_headers_.data() + packets_[i].first_header_byte, size_t{packets_[i].segment_count} * kLineHeaderSize};
+    return {line_headers_.data() + packets_[i].first_header_byte,
+            size_t{packets_[i].segment_count} * kLineHeaderSize};
   }
   // RTP padding that follows the pixels of packet i (empty for most packets;
   // the P bit is set where it is not). Static storage.
@@ -83,8 +84,8 @@ class Packetizer {
   // WriteHeaders, the packet's pixels copied from `frame`, then padding(i).
   // Returns packet_size(i).
   // REQUIRES: frame.size() >= tile.frame_bytes(), out.size() >= packet_size(i).
-  size_t Build(uint32_t i, std::span<const std::byte> frame, uint32_t timestamp,
-               uint32_t sequence, std::span<std::byte> out) const;
+  size_t Build(uint32_t i, std::span<const std::byte> frame, uint32_t timestamp, uint32_t sequence,
+               std::span<std::byte> out) const;
 
  private:
   struct PlannedPacket {

@@ -106,7 +106,8 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
           params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
           const size_t eq = kv.find('=');
           if (eq == std::string_view::npos) continue;
-          const std::string_view k = TrimBlanks(kv.substr(0, eq)), v = TrimBlanks(kv.substr(eq + 1));
+          const std::string_view k = TrimBlanks(kv.substr(0, eq)),
+                                 v = TrimBlanks(kv.substr(eq + 1));
           bool ok = true;
           if (k == "sampling") sampling = std::string(v);
           if (k == "width") ok = ParseInteger(v, &d.tile.width);
@@ -117,7 +118,8 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
             const size_t slash = v.find('/');
             double num = 0, den = 1;
             ok = ParseReal(TrimBlanks(v.substr(0, slash)), &num) &&
-                 (slash == std::string_view::npos || ParseReal(TrimBlanks(v.substr(slash + 1)), &den)) &&
+                 (slash == std::string_view::npos ||
+                  ParseReal(TrimBlanks(v.substr(slash + 1)), &den)) &&
                  den > 0;
             d.fps = num / den;
           }

@@ -19,12 +19,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.packing = data[5] & 1 ? Packing::kLine : Packing::kPacked;
   auto p = Packetizer::Create(o);
   if (!p.ok()) return 0;
-  std::vector<std::byte> frame(o.tile.frame_bytes()), out(frame.size()), packet(p->max_packet_size());
+  std::vector<std::byte> frame(o.tile.frame_bytes()), out(frame.size()),
+      packet(p->max_packet_size());
   for (size_t i = 0; i < frame.size(); ++i) frame[i] = std::byte(data[6 + i % (size - 6)] + i);
   for (uint32_t i = 0; i < p->packet_count(); ++i) {
     const size_t n = p->Build(i, frame, 1, i, packet);
     if (n > o.max_payload) __builtin_trap();
-    if (o.packing == Packing::kPacked && i + 1 < p->packet_count() && n != p->packet_size(0)) __builtin_trap();
+    if (o.packing == Packing::kPacked && i + 1 < p->packet_count() && n != p->packet_size(0))
+      __builtin_trap();
     Rfc4175View v;
     if (ParseRfc4175({packet.data(), n}, o.tile, &v) != ParseError::kOk) __builtin_trap();
     CopySegmentsToFrame(v, o.tile, out);

@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const TileGeometry& tile : kTiles) {
     Rfc4175View v;
     if (ParseRfc4175(in, tile, &v) != ParseError::kOk) continue;
-    if (CopySegmentsToFrame(v, tile, {frame.data(), tile.frame_bytes()}) != v.pixel_bytes) __builtin_trap();
+    if (CopySegmentsToFrame(v, tile, {frame.data(), tile.frame_bytes()}) != v.pixel_bytes)
+      __builtin_trap();
   }
   return 0;
 }

@@ -6,7 +6,8 @@
 #include "common/wall/wall_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto c = tilestream::ParseWallConfig(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.toml");
+  auto c = tilestream::ParseWallConfig(std::string_view(reinterpret_cast<const char*>(data), size),
+                                       "fuzz.toml");
   if (c.ok() && c->routes.size() != c->tile_count()) __builtin_trap();
   return 0;
 }

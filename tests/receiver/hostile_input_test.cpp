@@ -26,9 +26,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/wire/packetizer.h"
 #include "common/base/unique_fd.h"
 #include "common/wall/wall_config.h"
+#include "common/wire/packetizer.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/packet_builder.h"
@@ -218,11 +218,11 @@ TEST_F(HostileInputTest, EveryBadPacketIsCountedUnderItsReasonAndTheStreamStaysE
   std::vector<std::pair<Bytes, std::string>> hostile;
   const std::vector<Bytes> first = Frame(0);
   uint32_t k = 0;  // a packet of the plan without padding (truncation must not leave a pad count)
-  while (plan_->padding(k).size() != 0) ++k;
+  while (!plan_->padding(k).empty()) ++k;
   const Bytes& whole = first[k];
   const size_t headers_end = kPayloadHeaderSize + plan_->line_headers(k).size();
   for (size_t n = 0; n < whole.size(); ++n) {
-    hostile.emplace_back(Bytes(whole.begin(), whole.begin() + n),
+    hostile.emplace_back(Bytes(whole.begin(), whole.begin() + static_cast<ptrdiff_t>(n)),
                          n < kPayloadHeaderSize ? "too_short"
                          : n < headers_end      ? "truncated_headers"
                                                 : "payload_truncated");

@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/store/tile_store.h"
 #include "common/net/udp_socket.h"
+#include "common/store/tile_store.h"
 #include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"

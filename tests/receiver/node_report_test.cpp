@@ -90,8 +90,8 @@ TEST(NodeReport, NamesThatAreNotUtf8DoNotBreakTheJson) {
 TEST(NodeReport, AReceiveErrorThatEndedATileIsInBothReports) {
   NodeFinal f = TwoTiles();
   f.tiles[1].receive_error.error = ENOMEM;
-  EXPECT_THAT(FinalNodeText(f), HasSubstr("tile r0c1   receiving stopped: " +
-                                          std::string(std::strerror(ENOMEM))));
+  EXPECT_THAT(FinalNodeText(f),
+              HasSubstr("tile r0c1   receiving stopped: " + std::string(std::strerror(ENOMEM))));
   const nlohmann::json j = FinalNodeJson(f);
   EXPECT_EQ(j["tiles"][1]["receive_error"], std::strerror(ENOMEM));
   EXPECT_FALSE(j["tiles"][0].contains("receive_error"));

@@ -2,20 +2,17 @@
 // framebuffer back, compare pixels. Skipped without a display.
 #include "receiver/renderer.h"
 
-#include <filesystem>
-
+#include <SDL2/SDL.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-
-#include <SDL2/SDL.h>
+#include <filesystem>
 
 #include "common/image/bitmap_font.h"
 #include "common/image/ppm.h"
 #include "receiver/node_display.h"
-#include "tests/support/temp_dir.h"
-
 #include "tests/support/packet_builder.h"
+#include "tests/support/temp_dir.h"
 
 namespace tilestream {
 namespace {
@@ -70,7 +67,8 @@ TEST(Renderer, MosaicAtFullSizeIsPixelExactWithBlackBezels) {
   }
   for (int y = 0; y < h; ++y)  // the vertical bezel between the columns
     for (int x = 160; x < 168; ++x)
-      for (int c = 0; c < 3; ++c) ASSERT_EQ(shot[(static_cast<size_t>(y) * w + x) * 3 + c], std::byte{0});
+      for (int c = 0; c < 3; ++c)
+        ASSERT_EQ(shot[(static_cast<size_t>(y) * w + x) * 3 + c], std::byte{0});
   r->Present();
 }
 
@@ -89,7 +87,7 @@ TEST(Renderer, ANewUploadReplacesTheTilePicture) {
 }
 
 TEST(MosaicLayout, ScalesTheWallIntoTheWindowAndCentresIt) {
-  const WallSettings wall = Wall();  // 328 x 204 with bezels
+  const WallSettings wall = Wall();                           // 328 x 204 with bezels
   const auto v = MosaicLayout(wall, {0, 1, 2, 3}, 164, 200);  // half width fits
   EXPECT_EQ(v[0].x, 0);
   EXPECT_EQ(v[0].width, 80);
@@ -97,7 +95,6 @@ TEST(MosaicLayout, ScalesTheWallIntoTheWindowAndCentresIt) {
   EXPECT_EQ(v[0].y, (200 - 102) / 2);
   EXPECT_EQ(v[3].x + v[3].width, 164);
 }
-
 
 TEST(Renderer, TheOverlayDrawsItsTextOverTheTileCorner) {
   const WallSettings wall = Wall();
@@ -114,7 +111,8 @@ TEST(Renderer, TheOverlayDrawsItsTextOverTheTileCorner) {
   DrawText(expected, tw, th, 0, 0, text, 2);
   for (uint32_t y = 0; y < th; ++y)
     for (uint32_t x = 0; x < tw; ++x)
-      ASSERT_EQ(shot[((y + 8) * 160 + x + 8) * 3], expected[(size_t{y} * tw + x) * 3]) << x << "," << y;
+      ASSERT_EQ(shot[((y + 8) * 160 + x + 8) * 3], expected[(size_t{y} * tw + x) * 3])
+          << x << "," << y;
   EXPECT_EQ(shot[0], frame[0]) << "outside the overlay: the tile";
   r->SetOverlay(0, "");
   r->Draw();
@@ -132,7 +130,8 @@ class NodeDisplayTest : public ::testing::Test {
   }
 
   // Shows tiles 1 and 3 in `mode` and returns the screenshots' pixels.
-  std::vector<std::vector<std::byte>> Show(DisplayMode mode, std::vector<std::pair<uint32_t, uint32_t>>* sizes) {
+  std::vector<std::vector<std::byte>> Show(DisplayMode mode,
+                                           std::vector<std::pair<uint32_t, uint32_t>>* sizes) {
     NodeDisplayOptions o;
     o.mode = mode;
     o.windowed = true;

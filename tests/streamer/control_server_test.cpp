@@ -26,7 +26,8 @@ class ControlServerTest : public ::testing::Test {
       std::ofstream(config_.control.token_file) << "s3cret\n";
     }
     auto s = ControlServer::Open(config_, &sync_, [](const std::string& line) {
-      return line == "help" ? std::string(R"({"ok":true})") : std::string(R"({"ok":false,"error":"no"})");
+      return line == "help" ? std::string(R"({"ok":true})")
+                            : std::string(R"({"ok":false,"error":"no"})");
     });
     ASSERT_TRUE(s.ok()) << s.status().message();
     server_ = std::move(s).value();
@@ -127,7 +128,8 @@ TEST_F(ControlServerTest, OneClientMoreThanTheConfiguredLimitIsRefusedAndClosed)
 TEST_F(ControlServerTest, ALineOverTheConfiguredLengthClosesOnlyItsClient) {
   Open(/*with_token=*/false, [](ControlSettings& c) { c.max_line_bytes = 300; });
   LineChannel good = Connect(), bad = Connect();
-  EXPECT_EQ(Ask(&good, "help " + std::string(290, 'x')), R"({"ok":false,"error":"no"})");  // within the limit
+  EXPECT_EQ(Ask(&good, "help " + std::string(290, 'x')),
+            R"({"ok":false,"error":"no"})");  // within the limit
   bad.Send(std::string(400, 'x'));
   for (int i = 0; i < 10; ++i) server_->Poll(10'000'000);
   bad.Receive();

@@ -33,17 +33,22 @@ TEST(Report, SummarizesRatesOverTheElapsedTime) {
 
 TEST(Report, FinalReportHasALinePerStreamAndATotal) {
   const WallConfig c = DefaultWallConfig({2, 1});
-  std::vector<StreamSummary> streams = {Summarize(Stats(0, 250'000'000), c), Summarize(Stats(1, 250'000'000), c)};
+  std::vector<StreamSummary> streams = {Summarize(Stats(0, 250'000'000), c),
+                                        Summarize(Stats(1, 250'000'000), c)};
   const std::string r = FinalReport(2.0, streams);
-  EXPECT_THAT(r, HasSubstr("tile r0c0   nic default     1000.0 Mbps   25.0 %CPU  0 send errors  disk 50 MB/s"));
+  EXPECT_THAT(
+      r, HasSubstr(
+             "tile r0c0   nic default     1000.0 Mbps   25.0 %CPU  0 send errors  disk 50 MB/s"));
   EXPECT_THAT(r, HasSubstr("tile r0c1"));
   EXPECT_THAT(r, HasSubstr("total  2  streams      2000.0 Mbps"));
-  EXPECT_THAT(SecondLine(1.0, streams), HasSubstr("2 streams  2.00 Gbit/s (per stream 1.00..1.00)"));
+  EXPECT_THAT(SecondLine(1.0, streams),
+              HasSubstr("2 streams  2.00 Gbit/s (per stream 1.00..1.00)"));
 }
 
 TEST(Report, JsonHasStreamsAndAggregate) {
   const WallConfig c = DefaultWallConfig({2, 1});
-  std::vector<StreamSummary> streams = {Summarize(Stats(0, 250'000'000), c), Summarize(Stats(1, 125'000'000), c)};
+  std::vector<StreamSummary> streams = {Summarize(Stats(0, 250'000'000), c),
+                                        Summarize(Stats(1, 125'000'000), c)};
   const auto j = nlohmann::json::parse(FinalReportJson(2.0, streams, c, true));
   EXPECT_EQ(j["mode"], "bench");
   ASSERT_EQ(j["streams"].size(), 2u);

@@ -44,7 +44,8 @@ TEST_F(ResolveWallTest, WithoutConfigTheMovieGivesTileSizeAndFps) {
 
 TEST_F(ResolveWallTest, FlagsOverrideTheConfig) {
   const std::string config = dir_ / "wall.toml";
-  std::ofstream(config) << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 48\ntile_height = 32\nfps = 24\n";
+  std::ofstream(config)
+      << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 48\ntile_height = 32\nfps = 24\n";
   StreamerOptions o;
   o.config_path = config;
   o.movie_dir = dir_ / "movie";
@@ -66,7 +67,8 @@ TEST_F(ResolveWallTest, RefusesAMovieOfAnotherLayout) {
   o.layout = "5x3";
   auto w = ResolveWall(o);
   ASSERT_FALSE(w.ok());
-  EXPECT_THAT(w.status().message(), HasSubstr("the movie is 2x2 tiles of 48x32, but the wall is 5x3"));
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("the movie is 2x2 tiles of 48x32, but the wall is 5x3"));
 }
 
 TEST_F(ResolveWallTest, MemoryBenchmarkNeedsNoMovie) {

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/wire/rfc4175.h"
 #include "common/net/udp_socket.h"
+#include "common/wire/rfc4175.h"
 
 namespace tilestream::testing {
 

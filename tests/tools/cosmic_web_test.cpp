@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <vector>
 
 namespace tilestream {
 namespace {
 
-std::vector<std::byte> Render(uint32_t w, uint32_t h, uint64_t seed, uint64_t frame, uint64_t frames = 10) {
+std::vector<std::byte> Render(uint32_t w, uint32_t h, uint64_t seed, uint64_t frame,
+                              uint64_t frames = 10) {
   CosmicWebOptions o;
   o.width = w;
   o.height = h;
@@ -54,7 +56,8 @@ TEST(CosmicWeb, ShowsBrightFilamentsOnDarkVoids) {
   const auto f = Render(640, 240, 1, 9);
   size_t dark = 0, bright = 0;
   for (size_t p = 0; p < f.size(); p += 3) {
-    const int lum = static_cast<int>(f[p]) + static_cast<int>(f[p + 1]) + static_cast<int>(f[p + 2]);
+    const int lum =
+        static_cast<int>(f[p]) + static_cast<int>(f[p + 1]) + static_cast<int>(f[p + 2]);
     dark += lum < 60;
     bright += lum > 300;
   }
@@ -80,10 +83,18 @@ TEST(DrawNumber, DrawsDigitsWhiteOnDark) {
   EXPECT_EQ(px(10, 8), 128);  // outside the box: untouched
 }
 
+// A number that runs far outside a 4x4 image is drawn inside it only: the
+// bytes after the image (a guard in the same allocation, so no sanitizer is
+// needed to see an overrun) and the pixels above and left of the box stay.
 TEST(DrawNumber, ClipsAtTheImageEdge) {
-  std::vector<std::byte> img(4 * 4 * 3);
-  DrawNumber(img, 4, 4, 2, 2, 123456, 3);  // would run far outside
-  SUCCEED();                               // ASan checks the bounds
+  constexpr size_t kImage = 4 * 4 * 3, kGuard = 256;
+  std::vector<std::byte> memory(kImage + kGuard, std::byte{7});
+  DrawNumber(std::span(memory).first(kImage), 4, 4, 2, 2, 123456, 3);
+  for (size_t i = kImage; i < memory.size(); ++i) ASSERT_EQ(memory[i], std::byte{7}) << i;
+  EXPECT_EQ(memory[0], std::byte{7});                // (0, 0): outside the box
+  EXPECT_EQ(memory[(1 * 4 + 3) * 3], std::byte{7});  // (3, 1): above it
+  EXPECT_NE(memory[(2 * 4 + 2) * 3], std::byte{7});  // (2, 2): its corner is drawn
+  EXPECT_NE(memory[(3 * 4 + 3) * 3], std::byte{7});  // (3, 3): clipped, but inside
 }
 
 }  // namespace

@@ -13,12 +13,12 @@
 #include "common/base/aligned_buffer.h"
 #include "common/image/ppm.h"
 #include "common/store/tile_store.h"
-#include "tools/wall_cutter.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
+#include "tools/wall_cutter.h"
 
 namespace tilestream {
 namespace {
@@ -115,9 +115,10 @@ const std::string kWallcut = WALLCUT_PATH;
 
 TEST(Wallcut, SyntheticFiveByThreeStoreReadsBackFrameExact) {
   TempDir dir;
-  const ProcessResult r = Shell(kWallcut + " --layout 5x3 --tile 64x40 --bezel 6x4 --synthetic --frames 4 --seed 3 --out " +
-                          (dir / "movie"),
-                      dir);
+  const ProcessResult r = Shell(
+      kWallcut + " --layout 5x3 --tile 64x40 --bezel 6x4 --synthetic --frames 4 --seed 3 --out " +
+          (dir / "movie"),
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   WallSettings wall;
   wall.layout = {5, 3};
@@ -126,7 +127,8 @@ TEST(Wallcut, SyntheticFiveByThreeStoreReadsBackFrameExact) {
   wall.bezel_y = 4;
   auto source = MakeSyntheticSource(wall, 4, 3, true);
   ASSERT_TRUE(source.ok());
-  std::vector<std::vector<std::byte>> frames(4, std::vector<std::byte>(size_t{wall.source_width()} * wall.source_height() * 3));
+  std::vector<std::vector<std::byte>> frames(
+      4, std::vector<std::byte>(size_t{wall.source_width()} * wall.source_height() * 3));
   for (auto& f : frames) ASSERT_TRUE(*(*source)->Next(f));
   ExpectStoreHolds(dir / "movie", wall, frames);
 }
@@ -138,12 +140,13 @@ TEST(Wallcut, ReadsRawFramesFromStdin) {
   std::vector<std::vector<std::byte>> frames;
   for (int f = 0; f < 3; ++f) {
     frames.push_back(PatternFrame({wall.source_width(), wall.source_height()}, 7 + f));
-    raw.write(reinterpret_cast<const char*>(frames.back().data()), static_cast<std::streamsize>(frames.back().size()));
+    raw.write(reinterpret_cast<const char*>(frames.back().data()),
+              static_cast<std::streamsize>(frames.back().size()));
   }
   raw.close();
-  const ProcessResult r = Shell(kWallcut + " --layout 3x2 --tile 21x13 --bezel 2x1 --stdin --out " + (dir / "movie") +
-                          " < " + (dir / "in.rgb"),
-                      dir);
+  const ProcessResult r = Shell(kWallcut + " --layout 3x2 --tile 21x13 --bezel 2x1 --stdin --out " +
+                                    (dir / "movie") + " < " + (dir / "in.rgb"),
+                                dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ExpectStoreHolds(dir / "movie", wall, frames);
 }
@@ -153,9 +156,9 @@ TEST(Wallcut, ShortFrameOnStdinIsAnErrorAndLeavesNoStore) {
   const WallSettings wall = SmallWall(0, 0);
   const size_t frame = size_t{wall.source_width()} * wall.source_height() * 3;
   std::ofstream(dir / "in.rgb", std::ios::binary) << std::string(frame + frame / 2, 'x');
-  const ProcessResult r = Shell(kWallcut + " --layout 3x2 --tile 21x13 --stdin --out " + (dir / "movie") + " < " +
-                          (dir / "in.rgb"),
-                      dir);
+  const ProcessResult r = Shell(kWallcut + " --layout 3x2 --tile 21x13 --stdin --out " +
+                                    (dir / "movie") + " < " + (dir / "in.rgb"),
+                                dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("stdin: frame 1 is short: 2457 of 4914 bytes"));
   EXPECT_TRUE(fs::is_empty(dir / "movie"));
@@ -165,7 +168,9 @@ TEST(Wallcut, WrongPpmSizeIsAnErrorAndLeavesNoStore) {
   TempDir dir;
   std::vector<std::byte> rgb(10 * 10 * 3);
   ASSERT_TRUE(WritePpm(dir / "small.ppm", 10, 10, rgb).ok());
-  const ProcessResult r = Shell(kWallcut + " --layout 3x2 --tile 21x13 --out " + (dir / "movie") + " " + (dir / "small.ppm"), dir);
+  const ProcessResult r = Shell(
+      kWallcut + " --layout 3x2 --tile 21x13 --out " + (dir / "movie") + " " + (dir / "small.ppm"),
+      dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("small.ppm: the image is 10x10, the wall needs 63x26"));
   EXPECT_TRUE(fs::is_empty(dir / "movie"));
@@ -173,7 +178,8 @@ TEST(Wallcut, WrongPpmSizeIsAnErrorAndLeavesNoStore) {
 
 TEST(Wallcut, RefusesToOverwriteWithoutForce) {
   TempDir dir;
-  const std::string cmd = kWallcut + " --layout 1x1 --tile 8x8 --synthetic --frames 2 -q --out " + (dir / "m");
+  const std::string cmd =
+      kWallcut + " --layout 1x1 --tile 8x8 --synthetic --frames 2 -q --out " + (dir / "m");
   ASSERT_EQ(Shell(cmd, dir).exit_code, 0);
   const ProcessResult again = Shell(cmd, dir);
   EXPECT_EQ(again.exit_code, 1);
@@ -183,7 +189,8 @@ TEST(Wallcut, RefusesToOverwriteWithoutForce) {
 
 TEST(Wallcut, NeedsExactlyOneSource) {
   TempDir dir;
-  const ProcessResult r = Shell(kWallcut + " --synthetic --stdin --out " + (dir / "m") + " < /dev/null", dir);
+  const ProcessResult r =
+      Shell(kWallcut + " --synthetic --stdin --out " + (dir / "m") + " < /dev/null", dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("exactly one source"));
 }
@@ -192,7 +199,8 @@ TEST(Wallcut, HelpDescribesEveryFlag) {
   TempDir dir;
   const ProcessResult r = Shell(kWallcut + " --help", dir);
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--config", "--layout", "--tile", "--bezel", "--synthetic", "--stdin", "--spread", "--force"})
+  for (const char* flag : {"--config", "--layout", "--tile", "--bezel", "--synthetic", "--stdin",
+                           "--spread", "--force"})
     EXPECT_THAT(r.output, HasSubstr(flag));
 }
 
@@ -207,7 +215,9 @@ TEST(Wallcut, DiskFullIsAClearErrorAndLeavesNoStore) {
     std::string path;
     ~Unmount() { umount(path.c_str()); }
   } unmount{mnt};
-  const ProcessResult r = Shell(kWallcut + " --layout 2x2 --tile 320x200 --synthetic --frames 10 -q --out " + mnt + "/m", dir);
+  const ProcessResult r = Shell(
+      kWallcut + " --layout 2x2 --tile 320x200 --synthetic --frames 10 -q --out " + mnt + "/m",
+      dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("No space left on device"));
   EXPECT_TRUE(fs::is_empty(mnt + "/m"));

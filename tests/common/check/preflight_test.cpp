@@ -68,7 +68,8 @@ TEST_F(PreflightTest, TheStreamerHostsBuffersAndInterfacesWithTheirFixes) {
   bool failed = false;
   const std::string text = FormatFindings(f, &failed);
   EXPECT_TRUE(failed);
-  EXPECT_THAT(text, HasSubstr("FAIL interface eth2 has MTU 1500, the wall needs 9000\n     fix: ip link set eth2 mtu 9000"));
+  EXPECT_THAT(text, HasSubstr("FAIL interface eth2 has MTU 1500, the wall needs 9000\n     fix: ip "
+                              "link set eth2 mtu 9000"));
 }
 
 TEST_F(PreflightTest, TheReceiverHostsBuffersBacklogAndPorts) {
@@ -92,13 +93,15 @@ TEST_F(PreflightTest, TheStoreIsReadAndItsRateComparedWithWhatATileNeeds) {
   w.tile = {64, 32};
   auto writer = TileStoreWriter::Create(w);
   ASSERT_TRUE(writer.ok());
-  for (uint32_t f = 0; f < 4; ++f) ASSERT_TRUE(writer->AppendFrame(0, testing::PatternFrame(w.tile, f)).ok());
+  for (uint32_t f = 0; f < 4; ++f)
+    ASSERT_TRUE(writer->AppendFrame(0, testing::PatternFrame(w.tile, f)).ok());
   ASSERT_TRUE(writer->Finish().ok());
   auto movie = OpenTileStore(dir_ / "movie");
   ASSERT_TRUE(movie.ok());
   config_.wall.tile = w.tile;
   const auto f = CheckStore(*movie, config_);
-  EXPECT_THAT(Find(f, "tile 0 reads at").what, HasSubstr("(4 frames); one tile needs 0 MB/s at 30 fps"));
+  EXPECT_THAT(Find(f, "tile 0 reads at").what,
+              HasSubstr("(4 frames); one tile needs 0 MB/s at 30 fps"));
   EXPECT_NE(Find(f, "O_DIRECT").level, Finding::Level::kFail);
 }
 

@@ -21,7 +21,8 @@ TEST(SkewHistogram, NegativeAndHugeSamplesLandInTheEndBuckets) {
   h.Add(-5);
   h.Add(int64_t{1} << 50);
   EXPECT_EQ(h.QuantileNs(0.5), SkewHistogram::kBucketNs);
-  EXPECT_EQ(h.QuantileNs(1), SkewHistogram::kBucketNs * static_cast<int64_t>(SkewHistogram::kBuckets));
+  EXPECT_EQ(h.QuantileNs(1),
+            SkewHistogram::kBucketNs * static_cast<int64_t>(SkewHistogram::kBuckets));
 }
 
 }  // namespace

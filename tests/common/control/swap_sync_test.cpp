@@ -144,12 +144,13 @@ TEST(SwapSyncLines, RoundTrip) {
 }
 
 TEST(SwapSyncLines, RejectsMalformedLines) {
-  for (const char* bad : {"", "complete", "complete 1", "complete 1 2 3", "complete -1 2", "complete 1 4294967296",
-                          "complete x 2", "shown 1 2", "shown 1 2 3 4", "done 1 2", "complete 1 2x", "stats 1 2 3",
-                          "stats 1 2 3 -4"}) {
+  for (const char* bad : {"", "complete", "complete 1", "complete 1 2 3", "complete -1 2",
+                          "complete 1 4294967296", "complete x 2", "shown 1 2", "shown 1 2 3 4",
+                          "done 1 2", "complete 1 2x", "stats 1 2 3", "stats 1 2 3 -4"}) {
     EXPECT_FALSE(ParseSyncReport(bad)) << bad;
   }
-  for (const char* bad : {"", "present", "present 1", "present 1 2 3", "show 1 2", "present -1 0", "skip 99999999999 0", "present 1 x"})
+  for (const char* bad : {"", "present", "present 1", "present 1 2 3", "show 1 2", "present -1 0",
+                          "skip 99999999999 0", "present 1 x"})
     EXPECT_FALSE(ParseSyncEvent(bad)) << bad;
 }
 

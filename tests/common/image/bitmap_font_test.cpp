@@ -15,7 +15,8 @@ std::vector<std::string> Draw(std::string_view text) {
   DrawText(img, w, h, 0, 0, text, 1);
   std::vector<std::string> rows(h, std::string(w, '.'));
   for (uint32_t y = 0; y < h; ++y)
-    for (uint32_t x = 0; x < w; ++x) rows[y][x] = img[(size_t{y} * w + x) * 3] == std::byte{255} ? '#' : '.';
+    for (uint32_t x = 0; x < w; ++x)
+      rows[y][x] = img[(size_t{y} * w + x) * 3] == std::byte{255} ? '#' : '.';
   return rows;
 }
 

@@ -47,7 +47,9 @@ TEST(Ppm, RejectsOtherFormats) {
   EXPECT_THAT(Error(""), HasSubstr("not a binary PPM"));
 }
 
-TEST(Ppm, RejectsSixteenBitImages) { EXPECT_THAT(Error("P6\n1 1\n65535\n012345"), HasSubstr("maxval 65535")); }
+TEST(Ppm, RejectsSixteenBitImages) {
+  EXPECT_THAT(Error("P6\n1 1\n65535\n012345"), HasSubstr("maxval 65535"));
+}
 
 TEST(Ppm, RejectsMalformedHeaders) {
   EXPECT_THAT(Error("P6\n1\n"), HasSubstr("malformed"));

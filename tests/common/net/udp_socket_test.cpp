@@ -106,7 +106,7 @@ void SendAndCheckFrame(bool gso, bool gro, uint32_t mtu) {
 
 TEST(UdpSocket, FrameCrossesLoopbackWithGsoAndGro) { SendAndCheckFrame(true, true, 9000); }
 TEST(UdpSocket, FrameCrossesLoopbackWithGsoAt1500Mtu) { SendAndCheckFrame(true, true, 1500); }
-TEST(UdpSocket, FrameCrossesLoopbackWithSendmmsgFallback) { SendAndCheckFrame(false, false, 9000); }
+TEST(UdpSocket, FrameCrossesLoopbackWithoutGso) { SendAndCheckFrame(false, false, 9000); }
 TEST(UdpSocket, FrameCrossesLoopbackWithGsoToNonGroReceiver) {
   SendAndCheckFrame(true, false, 1500);
 }

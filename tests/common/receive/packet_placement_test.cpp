@@ -42,8 +42,8 @@ PacketizerOptions Plan(Packing packing = Packing::kPacked, size_t payload = kPay
 // `frames` frames of our streamer's packets, damaged as a network and other
 // senders would (losses, duplicates, reordering, foreign and broken
 // packets), grouped into messages of at most `per_message` packets.
-Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan, uint32_t per_message,
-                  bool damage) {
+Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan,
+                  uint32_t per_message, bool damage) {
   std::mt19937_64 rng(seed);
   auto chance = [&](double p) { return std::uniform_real_distribution<>(0, 1)(rng) < p; };
   auto packetizer = Packetizer::Create(plan).value();
@@ -60,16 +60,16 @@ Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan,
     for (uint32_t i = 0; i < packetizer.packet_count(); ++i) {
       Bytes p(packetizer.packet_size(i));
       packetizer.Build(i, frame, ts, sequence++, p);
-      if (damage && chance(0.04)) continue;                  // lost
-      if (damage && chance(0.02)) {                          // another sender's packet first
+      if (damage && chance(0.04)) continue;  // lost
+      if (damage && chance(0.02)) {          // another sender's packet first
         Bytes q(foreign.packet_size(i));
         foreign.Build(i, PatternFrame(kTile, 1000 + f), ts, sequence, q);
         packets.push_back(q);
       }
-      if (damage && chance(0.02)) p[0] = std::byte{0x40};    // version 1: malformed
-      if (damage && chance(0.02)) p.resize(p.size() / 2);   // truncated
+      if (damage && chance(0.02)) p[0] = std::byte{0x40};  // version 1: malformed
+      if (damage && chance(0.02)) p.resize(p.size() / 2);  // truncated
       packets.push_back(p);
-      if (damage && chance(0.03)) packets.push_back(p);     // duplicate
+      if (damage && chance(0.03)) packets.push_back(p);  // duplicate
     }
   }
   for (size_t i = 0; damage && i + 1 < packets.size(); ++i)
@@ -77,7 +77,8 @@ Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan,
   for (size_t i = 0; i < packets.size();) {
     Message m;
     const size_t size = packets[i].size();
-    const uint32_t want = damage ? std::uniform_int_distribution<uint32_t>(1, per_message)(rng) : per_message;
+    const uint32_t want =
+        damage ? std::uniform_int_distribution<uint32_t>(1, per_message)(rng) : per_message;
     uint32_t n = 0;
     while (i < packets.size() && n < want && packets[i].size() <= size) {
       m.bytes.insert(m.bytes.end(), packets[i].begin(), packets[i].end());
@@ -98,10 +99,11 @@ Outcome Placed(const Stream& s, const PacketizerOptions& plan, size_t message_by
 
 void ExpectSameOutcome(const Outcome& placed, const Outcome& plain, const Stream& s) {
   EXPECT_EQ(placed.frames, plain.frames);
-  for (const auto& [ts, sum] : placed.frames) EXPECT_EQ(sum, s.sums.at(ts)) << "frame " << ts << " is not the one sent";
-  EXPECT_TRUE(SameCounts(placed.stats, plain.stats)) << "placed: " << placed.stats.packets << " packets, "
-                                                     << placed.stats.lost << " lost; plain: " << plain.stats.packets
-                                                     << ", " << plain.stats.lost;
+  for (const auto& [ts, sum] : placed.frames)
+    EXPECT_EQ(sum, s.sums.at(ts)) << "frame " << ts << " is not the one sent";
+  EXPECT_TRUE(SameCounts(placed.stats, plain.stats))
+      << "placed: " << placed.stats.packets << " packets, " << placed.stats.lost
+      << " lost; plain: " << plain.stats.packets << ", " << plain.stats.lost;
 }
 
 constexpr size_t kFourPackets = 4 * kPayload + 100;  // messages of up to 4 packets

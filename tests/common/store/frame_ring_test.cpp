@@ -2,12 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
+#include "common/base/clock.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/temp_dir.h"
 
@@ -20,12 +20,7 @@ using testing::TempDir;
 const TileGeometry kTile{16, 8};
 constexpr uint64_t kFrames = 10;
 
-int64_t Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-int64_t In(int64_t ms) { return Now() + ms * 1'000'000; }
+int64_t In(int64_t ms) { return MonotonicNs() + ms * kNsPerMs; }
 
 MovieManifest MakeStore(const TempDir& dir) {
   TileStoreWriter::Options o;
@@ -34,7 +29,8 @@ MovieManifest MakeStore(const TempDir& dir) {
   o.tile = kTile;
   auto w = TileStoreWriter::Create(o);
   EXPECT_TRUE(w.ok());
-  for (uint64_t f = 0; f < kFrames; ++f) EXPECT_TRUE(w->AppendFrame(0, PatternFrame(kTile, uint32_t(f))).ok());
+  for (uint64_t f = 0; f < kFrames; ++f)
+    EXPECT_TRUE(w->AppendFrame(0, PatternFrame(kTile, uint32_t(f))).ok());
   EXPECT_TRUE(w->Finish().ok());
   return *OpenTileStore(dir.path());
 }

@@ -157,8 +157,8 @@ TEST(TileStore, RejectsTruncatedTileFile) {
   fs::resize_file(dir / "tile_r0_c1.rgb", 3 * 4096 + 100);
   auto m = OpenTileStore(dir.path());
   ASSERT_FALSE(m.ok());
-  EXPECT_THAT(m.status().message(),
-              HasSubstr("tile r0c1: " + (dir / "tile_r0_c1.rgb") + " has 12388 bytes, expected 20480"));
+  EXPECT_THAT(m.status().message(), HasSubstr("tile r0c1: " + (dir / "tile_r0_c1.rgb") +
+                                              " has 12388 bytes, expected 20480"));
 }
 
 TEST(TileStore, RejectsMissingTileFile) {
@@ -261,7 +261,8 @@ TEST(Manifest, RejectsMissingKeysAndTiles) {
 }
 
 TEST(Manifest, RejectsTileListedTwice) {
-  const std::string twice = std::string(kManifest) + "\n[[tile]]\nrow = 0\ncolumn = 0\nfile = \"u.rgb\"\n";
+  const std::string twice =
+      std::string(kManifest) + "\n[[tile]]\nrow = 0\ncolumn = 0\nfile = \"u.rgb\"\n";
   auto m = ParseManifest(twice, "/movie", "movie.toml");
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("tile r0c0 is listed twice"));

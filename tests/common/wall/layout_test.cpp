@@ -15,7 +15,8 @@ TEST(Layout, ParsesColumnsByRows) {
 }
 
 TEST(Layout, RejectsMalformedOrEmptyLayouts) {
-  for (const char* bad : {"", "5", "5x", "x3", "0x3", "5x0", "5x3x2", "-1x3", "65x1", "5 x 3", "ax3"})
+  for (const char* bad :
+       {"", "5", "5x", "x3", "0x3", "5x0", "5x3x2", "-1x3", "65x1", "5 x 3", "ax3"})
     EXPECT_FALSE(ParseLayout(bad).ok()) << bad;
 }
 
@@ -44,7 +45,8 @@ TEST(Layout, ParsesSizesWithinBounds) {
   EXPECT_EQ(s->width, 2560u);
   EXPECT_EQ(s->height, 1600u);
   EXPECT_FALSE(ParseSize("2560x40000", "tile", 1, 32767).ok());
-  EXPECT_EQ(ParseSize("wide", "tile", 1, 32767).status().message(), "tile 'wide' is not of the form WxH");
+  EXPECT_EQ(ParseSize("wide", "tile", 1, 32767).status().message(),
+            "tile 'wide' is not of the form WxH");
 }
 
 }  // namespace

@@ -43,10 +43,10 @@ TEST(Packetizer, SmallFrameHeaderBytesAreExact) {
   for (size_t i = 0; i < frame.size(); ++i) frame[i] = std::byte(i);
   ASSERT_EQ(p.Build(0, frame, 0x11223344, 0x00012345, out), 14u + 12u + 24u);
   const std::vector<uint8_t> header = {
-      0x80, 0xE0, 0x23, 0x45,  // V=2, M=1, PT=96, sequence low
-      0x11, 0x22, 0x33, 0x44,  // timestamp
-      0xAA, 0xBB, 0xCC, 0xDD,  // SSRC
-      0x00, 0x01,              // extended sequence (high half)
+      0x80, 0xE0, 0x23, 0x45,              // V=2, M=1, PT=96, sequence low
+      0x11, 0x22, 0x33, 0x44,              // timestamp
+      0xAA, 0xBB, 0xCC, 0xDD,              // SSRC
+      0x00, 0x01,                          // extended sequence (high half)
       0x00, 0x0C, 0x00, 0x00, 0x80, 0x00,  // 12 bytes, line 0, C=1, offset 0
       0x00, 0x0C, 0x00, 0x01, 0x00, 0x00,  // 12 bytes, line 1, C=0, offset 0
   };
@@ -66,10 +66,10 @@ TEST(Packetizer, SplitLineHeaderBytesAreExact) {
   std::vector<std::byte> out(p.header_size(1));
   p.WriteHeaders(1, 0x01020304, 0x0000ffff + 1, out);
   const std::vector<uint8_t> expected = {
-      0x80, 0x60, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0xAA, 0xBB, 0xCC, 0xDD,
-      0x00, 0x01,                          // sequence 0x10000
-      0x00, 0x42, 0x00, 0x00, 0x80, 0x4E,  // 66 bytes, line 0, C=1, offset 78
-      0x00, 0xA2, 0x00, 0x01, 0x00, 0x00,  // 162 bytes, line 1, offset 0
+      0x80, 0x60, 0x00, 0x00, 0x01, 0x02, 0x03,
+      0x04, 0xAA, 0xBB, 0xCC, 0xDD, 0x00, 0x01,  // sequence 0x10000
+      0x00, 0x42, 0x00, 0x00, 0x80, 0x4E,        // 66 bytes, line 0, C=1, offset 78
+      0x00, 0xA2, 0x00, 0x01, 0x00, 0x00,        // 162 bytes, line 1, offset 0
   };
   EXPECT_EQ(Bytes(out), expected);
   EXPECT_EQ(p.pixels(1).offset, 78u * 3);
@@ -88,7 +88,8 @@ TEST(Packetizer, PackedFillsEveryPacketButTheLastToTheSameSize) {
       const Packetizer p = Make({width, 37}, payload);
       const size_t full = payload - (payload - kPayloadHeaderSize) % 3;
       for (uint32_t i = 0; i + 1 < p.packet_count(); ++i)
-        ASSERT_EQ(p.packet_size(i), full) << width << " px, payload " << payload << ", packet " << i;
+        ASSERT_EQ(p.packet_size(i), full)
+            << width << " px, payload " << payload << ", packet " << i;
       ASSERT_LE(p.packet_size(p.packet_count() - 1), full);
       ASSERT_EQ(p.max_packet_size(), p.packet_count() > 1 ? full : p.packet_size(0));
     }
@@ -143,12 +144,12 @@ std::string RoundTripName(
          std::to_string(mtu) + (packing == Packing::kPacked ? "_packed" : "_line");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Geometries, RoundTrip,
-    ::testing::Combine(::testing::Values(TileGeometry{2560, 1600}, TileGeometry{641, 401}),
-                       ::testing::Values(1500u, 9000u),
-                       ::testing::Values(Packing::kPacked, Packing::kLine)),
-    RoundTripName);
+INSTANTIATE_TEST_SUITE_P(Geometries, RoundTrip,
+                         ::testing::Combine(::testing::Values(TileGeometry{2560, 1600},
+                                                              TileGeometry{641, 401}),
+                                            ::testing::Values(1500u, 9000u),
+                                            ::testing::Values(Packing::kPacked, Packing::kLine)),
+                         RoundTripName);
 
 }  // namespace
 }  // namespace tilestream

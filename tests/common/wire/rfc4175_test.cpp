@@ -183,7 +183,7 @@ TEST(Rfc4175, RejectsTruncationAtEveryByte) {
   const auto packet = Craft(p, kTile, PatternFrame(kTile, 5));
   ASSERT_EQ(Parse(packet), ParseError::kOk);
   for (size_t n = 0; n < packet.size(); ++n) {
-    const std::vector<std::byte> cut(packet.begin(), packet.begin() + n);
+    const std::vector<std::byte> cut(packet.begin(), packet.begin() + static_cast<ptrdiff_t>(n));
     EXPECT_NE(Parse(cut), ParseError::kOk) << "truncated to " << n << " bytes";
   }
 }
