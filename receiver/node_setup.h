@@ -42,8 +42,4 @@ int SetUpNode(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* part
 // The start-up lines: the node, its tiles and where each comes in.
 void PrintNodeStart(const WallConfig& c, const NodeParts& parts);
 
-// Frames a synced tile keeps for the release of their tick: as many as
-// arrive until a tick's deadline, and one more (3 to 16).
-size_t SyncQueueDepth(const WallConfig& c);
-
 }  // namespace tilestream

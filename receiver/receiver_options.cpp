@@ -95,6 +95,22 @@ bool Apply(const Choices& c, ReceiverFlags* f) {
   return true;
 }
 
+// SDP files, a config file, or the default loopback wall of --layout.
+Result<WallConfig> WallOfFlags(const ReceiverFlags& f) {
+  if (!f.sdp_files.empty()) {
+    if (!f.config_path.empty() || !f.layout.empty())
+      return Status::InvalidArgument(
+          "--sdp describes the streams: no --config or --layout with it");
+    auto streams = ReadSdpFiles(f.sdp_files);
+    if (!streams.ok()) return streams.status();
+    return WallConfigForStreams(*streams, f.sdp_files);
+  }
+  if (!f.config_path.empty()) return LoadWallConfig(f.config_path);
+  auto l = ParseLayout(f.layout.empty() ? "5x3" : f.layout);
+  if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
+  return DefaultWallConfig(*l);
+}
+
 }  // namespace
 
 std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* flags) {
@@ -119,21 +135,7 @@ std::optional<int> ParseReceiverFlags(int argc, char** argv, ReceiverFlags* flag
 }
 
 Result<WallConfig> ReceiverWallConfig(ReceiverFlags* flags) {
-  Result<WallConfig> c = Status::InvalidArgument("no wall");
-  if (!flags->sdp_files.empty()) {
-    if (!flags->config_path.empty() || !flags->layout.empty())
-      return Status::InvalidArgument(
-          "--sdp describes the streams: no --config or --layout with it");
-    auto streams = ReadSdpFiles(flags->sdp_files);
-    if (!streams.ok()) return streams.status();
-    c = WallConfigForStreams(*streams, flags->sdp_files);
-  } else if (!flags->config_path.empty()) {
-    c = LoadWallConfig(flags->config_path);
-  } else {
-    auto l = ParseLayout(flags->layout.empty() ? "5x3" : flags->layout);
-    if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
-    c = DefaultWallConfig(*l);
-  }
+  Result<WallConfig> c = WallOfFlags(*flags);
   if (c.ok() && flags->node.node.empty())
     flags->node.node = c->nodes.size() == 1 ? c->nodes[0].name : "localhost";
   return c;
