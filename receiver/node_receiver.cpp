@@ -7,12 +7,19 @@
 
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
+#include "receiver/node_metrics.h"
 #include "receiver/node_report.h"
 #include "receiver/node_setup.h"
 #include "receiver/presenter.h"
 
 namespace tilestream {
 namespace {
+
+std::vector<std::string> TileNames(const WallConfig& c, const NodeParts& p) {
+  std::vector<std::string> names;
+  for (const uint32_t t : p.indices) names.push_back(TileId::FromIndex(t, c.wall.layout).Name());
+  return names;
+}
 
 NodeFinal Collect(const WallConfig& c, const NodeParts& p, const Presenter& presenter,
                   double seconds) {
@@ -21,10 +28,8 @@ NodeFinal Collect(const WallConfig& c, const NodeParts& p, const Presenter& pres
   f.seconds = seconds;
   if (p.display) f.window_updates = presenter.counts().window_updates;
   if (p.sync) f.sync = presenter.counts();
-  for (size_t i = 0; i < p.tiles.size(); ++i) {
-    f.tile_names.push_back(TileId::FromIndex(p.indices[i], c.wall.layout).Name());
-    f.tiles.push_back(p.tiles[i]->Snapshot());
-  }
+  f.tile_names = TileNames(c, p);
+  for (const auto& t : p.tiles) f.tiles.push_back(t->Snapshot());
   return f;
 }
 
@@ -44,6 +49,11 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
   NodeParts parts;
   if (const int code = SetUpNode(c, o, &parts); code != 0) return code;
   PrintNodeStart(c, parts);
+  auto metrics = NodeMetrics::Start(c, parts.node_index, &parts.tiles, TileNames(c, parts));
+  if (!metrics.ok()) {
+    fmt::print(stderr, "receiver: {}\n", metrics.status().message());
+    return 1;
+  }
   for (auto& t : parts.tiles) t->Start();
 
   const int64_t start = MonotonicNs();
@@ -56,6 +66,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
     if (MonotonicNs() < next_second) continue;
     next_second += kNsPerSecond;
     reporter.Report(elapsed_s(), presenter.counts(), &presenter);
+    if (*metrics) (*metrics)->SetShown(presenter.counts(), reporter.fps());
   }
   if (parts.display && !o.screenshot.empty()) {
     if (const Status s = parts.display->Screenshot(o.screenshot); !s.ok())

@@ -135,6 +135,7 @@ void SecondReporter::Report(double elapsed_s, const PresentCounts& counts, Prese
                        (s.bytes - tile_previous_[i].bytes) * 8 / 1e9, s.lost,
                        synced ? fmt::format("TICK {}", counts.last_tick) : std::string("NO SYNC")));
     if (p_.sync) p_.sync->ReportStats(p_.indices[i], frames, s.lost, s.incomplete);
+    if (i == 0) fps_ = frames;
     tile_previous_[i] = s;
   }
   shown_previous_ = shown;

@@ -32,6 +32,8 @@ class SecondReporter {
  public:
   SecondReporter(const WallConfig& c, const NodeParts* parts, bool quiet);
   void Report(double elapsed_s, const PresentCounts& counts, Presenter* presenter);
+  // Frames the node showed in the last second reported (its first tile's).
+  uint64_t fps() const { return fps_; }
 
  private:
   const WallConfig& c_;
@@ -41,6 +43,7 @@ class SecondReporter {
   std::vector<TileTotals> tile_previous_;
   std::vector<bool> geometry_said_, error_said_;
   uint64_t shown_previous_ = 0;
+  uint64_t fps_ = 0;
 };
 
 struct NodeFinal {

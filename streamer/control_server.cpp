@@ -49,7 +49,8 @@ size_t ControlServer::synced_nodes() const {
 
 void ControlServer::Poll(int64_t timeout_ns) {
   std::vector<pollfd> fds;
-  fds.reserve(clients_.size() + 1);
+  fds.reserve(clients_.size() + watched_.size() + 1);
+  for (const auto& [fd, unused] : watched_) fds.push_back({fd, POLLIN, 0});
   fds.push_back({listener_.get(), POLLIN, 0});
   for (const auto& c : clients_)
     fds.push_back({c->channel.fd(),
@@ -62,9 +63,12 @@ void ControlServer::Poll(int64_t timeout_ns) {
   const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000),
                          static_cast<long>(wait_ns % 1'000'000'000)};
   const int ready = ppoll(fds.data(), fds.size(), &timeout, nullptr);
-  if (ready > 0 && (fds[0].revents & POLLIN)) Accept();
-  for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
-    Client& c = *clients_[i - 1];
+  const size_t first = watched_.size() + 1;  // the first client's
+  for (size_t i = 0; ready > 0 && i < watched_.size(); ++i)
+    if (fds[i].revents & POLLIN) watched_[i].second();
+  if (ready > 0 && (fds[first - 1].revents & POLLIN)) Accept();
+  for (size_t i = first; ready > 0 && i < fds.size(); ++i) {
+    Client& c = *clients_[i - first];
     if (fds[i].revents & POLLOUT) c.channel.Flush();
     if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();

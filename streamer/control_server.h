@@ -40,6 +40,11 @@ class ControlServer {
 
   // Waits until input arrives or timeout_ns passed, and handles it.
   void Poll(int64_t timeout_ns);
+  // Poll also wakes when `fd` is readable, and then calls on_readable (the
+  // HTTP side's mailbox, streamer/http_api.h).
+  void Watch(int fd, std::function<void()> on_readable) {
+    watched_.push_back({fd, std::move(on_readable)});
+  }
   // Sends sync decisions to every synced display node.
   void SendSync(const std::vector<SyncEvent>& events);
   uint16_t port() const { return port_; }
@@ -75,6 +80,7 @@ class ControlServer {
   std::string token_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<ReceiverTileStats> receiver_stats_;
+  std::vector<std::pair<int, std::function<void()>>> watched_;
 };
 
 }  // namespace tilestream

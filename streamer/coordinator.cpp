@@ -16,10 +16,13 @@
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
 #include "streamer/control_server.h"
+#include "streamer/http_api.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/report.h"
 #include "streamer/sdp_files.h"
+#include "streamer/thumbnail_board.h"
+#include "streamer/wall_metrics.h"
 #include "streamer/wall_status.h"
 
 namespace tilestream {
@@ -72,6 +75,10 @@ class Coordinator {
       return 1;
     }
     server_ = std::move(server).value();
+    if (!StartHttp()) {
+      Broadcast(TickCommand::kStop, 0, 0);
+      return 1;
+    }
     if (!options_.bench) {
       playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */,
                         c_.wall.fps, c_.joystick);
@@ -197,11 +204,35 @@ class Coordinator {
     return true;
   }
 
+  WallStatusView StatusView() const {
+    return {c_,
+            plan_,
+            sync_,
+            server_->synced_nodes(),
+            last_second_,
+            latest_,
+            server_->receiver_stats()};
+  }
+
   // What status adds to the playback state (streamer/wall_status.h).
-  void StatusFields(nlohmann::json* out) const {
-    AddWallStatus({c_, plan_, sync_, server_->synced_nodes(), last_second_, latest_,
-                   server_->receiver_stats()},
-                  out);
+  void StatusFields(nlohmann::json* out) const { AddWallStatus(StatusView(), out); }
+
+  // The panel, REST API, live picture and /metrics (streamer/http_api.h),
+  // served from the control listener's poll. False (said) if it cannot listen.
+  bool StartHttp() {
+    WallEndpoints wall;
+    wall.command = [this](std::string_view line) { return commands_.Handle(line); };
+    wall.metrics = [this] { return WallMetrics(StatusView(), playback_ ? &*playback_ : nullptr); };
+    wall.wall_picture = [this] { return thumbnails_.Wall(); };
+    wall.tile_picture = [this](std::string_view tile) { return thumbnails_.Tile(tile); };
+    auto http = HttpApi::Start(c_, std::move(wall));
+    if (!http.ok()) {
+      fmt::print(stderr, "streamer: {}\n", http.status().message());
+      return false;
+    }
+    http_ = std::move(http).value();
+    if (http_) server_->Watch(http_->fd(), [this] { http_->RunPending(); });
+    return true;
   }
 
   bool RunBench() {
@@ -239,8 +270,9 @@ class Coordinator {
     for (int rank = 1; rank <= last; ++rank) SendMessage(comm_.comm, rank, kTagTick, m);
   }
 
-  // Takes every statistics message waiting.
+  // Takes every statistics and thumbnail message waiting.
   void Drain() {
+    DrainThumbnails();
     TileStats s;
     int from = 0;
     while (TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagStats, &s, &from)) {
@@ -252,6 +284,20 @@ class Coordinator {
       latest_[t] = s;
       heard_ns_[t] = clock_.NowNs();
       if (s.final) final_[t] = true;
+    }
+  }
+
+  void DrainThumbnails() {
+    MPI_Status st;
+    int waiting = 0, bytes = 0;
+    for (;;) {
+      MPI_Iprobe(MPI_ANY_SOURCE, kTagThumbnail, comm_.comm, &waiting, &st);
+      if (!waiting) return;
+      MPI_Get_count(&st, MPI_BYTE, &bytes);
+      if (bytes < 0 || static_cast<size_t>(bytes) > thumbnail_in_.size()) bytes = 0;
+      MPI_Recv(thumbnail_in_.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagThumbnail, comm_.comm,
+               MPI_STATUS_IGNORE);
+      thumbnails_.Accept(std::span(thumbnail_in_.data(), static_cast<size_t>(bytes)));
     }
   }
 
@@ -363,9 +409,12 @@ class Coordinator {
   SwapSyncMaster sync_;
   std::vector<SyncEvent> events_;
   std::unique_ptr<ControlServer> server_;
+  ThumbnailBoard thumbnails_{c_.wall};
+  std::vector<std::byte> thumbnail_in_ = std::vector<std::byte>(kThumbnailMessageMaxBytes);
   std::optional<Playback> playback_;  // play mode only
   ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
+  std::unique_ptr<HttpApi> http_;  // last: its threads stop before the rest goes
 };
 
 }  // namespace

@@ -11,9 +11,11 @@
 namespace tilestream {
 
 enum MessageTag : int {
-  kTagReady = 1,  // tile -> 0: set-up finished (ok or an error)
-  kTagTick = 2,   // 0 -> tile: send this frame now, or stop
-  kTagStats = 3,  // tile -> 0: counters, once a second and at the end
+  kTagReady = 1,      // tile -> 0: set-up finished (ok or an error)
+  kTagTick = 2,       // 0 -> tile: send this frame now, or stop
+  kTagStats = 3,      // tile -> 0: counters, once a second and at the end
+  kTagThumbnail = 4,  // tile -> 0: a thumbnail of its last frame, about once a second
+                      // (streamer/thumbnail_board.h: a header, then the pixels)
 };
 
 enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2 };

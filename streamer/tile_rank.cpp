@@ -8,9 +8,11 @@
 #include <memory>
 #include <vector>
 
+#include "common/image/thumbnail.h"
 #include "streamer/numa_placement.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
+#include "streamer/thumbnail_board.h"
 #include "streamer/tile_stream.h"
 
 namespace tilestream {
@@ -23,6 +25,7 @@ constexpr int64_t kGoTimeoutNs = 65 * kSecond;
 // Statistics are also the heartbeat: rank 0 calls a tile dead after 1.5 s of
 // silence, which must come before mpirun's own 2 s abort to name the tile.
 constexpr int64_t kStatsPeriodNs = kSecond / 4;
+constexpr int64_t kThumbnailPeriodNs = kSecond;
 
 int64_t ProcessCpuNs() {
   timespec ts;
@@ -217,6 +220,7 @@ class TileRank {
         return false;
       }
       MaybeSendStats(now);
+      MaybeSendThumbnails(now);
       WaitAnswering(now + TickWaitNs(now), 0);
     }
     // Take the newest tick; older ones waiting mean this rank fell behind.
@@ -275,6 +279,8 @@ class TileRank {
   // A message per tile; a period's messages are skipped while the last
   // period's are still on their way, except the final ones.
   void SendStats(bool final) {
+    if (final)  // the coordinator takes thumbnails until every final report is in
+      for (ThumbnailOutbox& o : thumbnails_) MPI_Wait(&o.request, MPI_STATUS_IGNORE);
     for (Outbox& o : outbox_) {
       if (o.request == MPI_REQUEST_NULL) continue;
       int done = 0;
@@ -302,6 +308,37 @@ class TileRank {
     MPI_Request request = MPI_REQUEST_NULL;
   };
 
+  // About once a second, between frames (never while one is being sent),
+  // a thumbnail of each tile's last frame to the coordinator's live
+  // picture, into a buffer set up once; skipped while the last one of the
+  // tile is still on its way.
+  void MaybeSendThumbnails(int64_t now) {
+    if (now - last_thumbnail_ns_ < kThumbnailPeriodNs) return;
+    last_thumbnail_ns_ = now;
+    const TileGeometry tile = wall_.config.wall.tile;
+    const ThumbnailSize size = ThumbnailOf(tile.width, tile.height);
+    thumbnails_.resize(streams_.size());
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      ThumbnailOutbox& o = thumbnails_[i];
+      int done = 1;
+      if (o.request != MPI_REQUEST_NULL) MPI_Test(&o.request, &done, MPI_STATUS_IGNORE);
+      const std::byte* frame = streams_[i]->last_frame();
+      if (!done || !frame) continue;
+      if (o.message.empty()) o.message.resize(kThumbnailMessageMaxBytes);
+      const ThumbnailHeader h{streams_[i]->tile(), size.width, size.height, 0,
+                              streams_[i]->last_frame_index()};
+      std::memcpy(o.message.data(), &h, sizeof h);
+      MakeThumbnail(frame, tile.width, tile.height, size, o.message.data() + sizeof h);
+      MPI_Isend(o.message.data(), static_cast<int>(sizeof h + size.bytes()), MPI_BYTE, 0,
+                kTagThumbnail, comm_.comm, &o.request);
+    }
+  }
+
+  struct ThumbnailOutbox {
+    std::vector<std::byte> message;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+
   const WallComm& comm_;
   const StreamerOptions& options_;
   const Wall& wall_;
@@ -310,6 +347,8 @@ class TileRank {
   MonotonicClock clock_;
   std::vector<std::unique_ptr<TileStream>> streams_;
   std::vector<Outbox> outbox_;
+  std::vector<ThumbnailOutbox> thumbnails_;
+  int64_t last_thumbnail_ns_ = 0;
   std::vector<BenchSchedule> bench_;
   std::vector<pollfd> feedback_;               // the sockets of tiles that answer NACKs
   std::vector<TileStream*> feedback_streams_;  // their streams

@@ -167,6 +167,8 @@ void TileStream::TakeFrame(int64_t now, int64_t wait_until) {
     }
   }
   sender_->BeginFrame(frame, timestamp_, start_ns_, interval_ns_);
+  last_frame_ = frame;
+  last_frame_index_ = frame_;
   state_ = State::kSending;
 }
 

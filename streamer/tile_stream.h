@@ -63,6 +63,11 @@ class TileStream {
   // A first run-time error not yet collected.
   bool error_pending() const { return error_pending_; }
   const TileSender& sender() const { return *sender_; }
+  uint32_t tile() const { return stats_.tile; }
+  // The pixels of the frame sent last (valid until the next is taken: the
+  // ring holds a released frame until the next is released), or null.
+  const std::byte* last_frame() const { return last_frame_; }
+  uint64_t last_frame_index() const { return last_frame_index_; }
 
  private:
   enum class State { kIdle, kWaiting, kSending };
@@ -74,6 +79,8 @@ class TileStream {
   std::unique_ptr<TileSender> sender_;
   State state_ = State::kIdle;
   bool acquired_ = false;  // the frame being sent must be released
+  const std::byte* last_frame_ = nullptr;
+  uint64_t last_frame_index_ = 0;
   uint64_t frame_ = 0;
   uint32_t timestamp_ = 0;
   int64_t start_ns_ = 0, interval_ns_ = 0, give_up_ns_ = 0, look_again_ns_ = 0;

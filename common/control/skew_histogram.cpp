@@ -24,4 +24,11 @@ int64_t SkewHistogram::QuantileNs(double q) const {
   return static_cast<int64_t>(kBuckets) * kBucketNs;
 }
 
+uint64_t SkewHistogram::CountBelowNs(int64_t ns) const {
+  const auto end = static_cast<size_t>(std::clamp<int64_t>(ns / kBucketNs, 0, kBuckets));
+  uint64_t n = 0;
+  for (size_t b = 0; b < end; ++b) n += counts_[b];
+  return n;
+}
+
 }  // namespace tilestream

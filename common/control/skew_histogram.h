@@ -24,6 +24,9 @@ class SkewHistogram {
   // The q-quantile (0..1) in nanoseconds, as the upper edge of its bucket
   // (at most 10 us high); 0 when empty.
   int64_t QuantileNs(double q) const;
+  // Samples below `ns` (rounded down to a bucket edge): a Prometheus
+  // histogram's cumulative bucket.
+  uint64_t CountBelowNs(int64_t ns) const;
 
  private:
   std::vector<uint64_t> counts_;

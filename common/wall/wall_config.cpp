@@ -126,6 +126,19 @@ void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
   r.String(t, "control", "token_file", &c->token_file);
 }
 
+void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
+  r.CheckKeys(t, "http",
+              {"listen", "port", "node_listen", "node_port_base", "max_clients", "max_body_bytes",
+               "timeout_s"});
+  r.String(t, "http", "listen", &h->listen_address);
+  r.Int(t, "http", "port", 0, 65535, &h->port);
+  r.String(t, "http", "node_listen", &h->node_listen_address);
+  r.Int(t, "http", "node_port_base", 0, 65535, &h->node_port_base);
+  r.Int(t, "http", "max_clients", 1, 256, &h->max_clients);
+  r.Int(t, "http", "max_body_bytes", 64, 1 << 20, &h->max_body_bytes);
+  r.Int(t, "http", "timeout_s", 1, 300, &h->timeout_s);
+}
+
 void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
   r.CheckKeys(t, "sync", {"enabled", "policy", "deadline_ms", "wait_ms"});
   r.Bool(t, "sync", "enabled", &s->enabled);
@@ -225,6 +238,7 @@ class ConfigCheck {
   void Nics();
   void Nodes();
   void Control();
+  void Http();
   void AssignNicsToTiles();
 
  private:
@@ -428,6 +442,34 @@ void ConfigCheck::Control() {
                                         k.listen_address));
 }
 
+// The web listeners: addresses, the token for remote ones, and ports that
+// clash with neither the control port nor each other.
+void ConfigCheck::Http() {
+  const HttpSettings& h = c_.http;
+  const bool token = !c_.control.token_file.empty();
+  for (const auto& [key, address] :
+       {std::pair<std::string, std::string>{"http.listen", h.listen_address},
+        {"http.node_listen", h.node_listen_address}}) {
+    if (!IsIpLiteral(address) && address != "localhost")
+      Fail(key, fmt::format("'{}' is not an IPv4 or IPv6 address", address));
+    else if (!IsLoopbackAddress(address) && !token)
+      Fail("control.token_file", fmt::format("{} = '{}' is not loopback: a token_file is required "
+                                             "(clients send it as 'Authorization: Bearer TOKEN')",
+                                             key, address));
+  }
+  if (h.port != 0 && h.port == c_.control.port)
+    Fail("http.port", fmt::format("port {} is also control.port", h.port));
+  const uint32_t last = uint32_t{h.node_port_base} + static_cast<uint32_t>(c_.nodes.size()) - 1;
+  if (h.node_port_base == 0) return;
+  if (last > 65535)
+    Fail("http.node_port_base",
+         fmt::format("{} + {} nodes is beyond 65535", h.node_port_base, c_.nodes.size()));
+  for (uint16_t port : {c_.control.port, h.port})
+    if (port != 0 && port >= h.node_port_base && port <= last)
+      Fail("http.node_port_base",
+           fmt::format("the nodes' ports {}..{} include port {}", h.node_port_base, last, port));
+}
+
 void ConfigCheck::AssignNicsToTiles() {
   std::vector<double> bps(c_.tile_count(), c_.wall.tile_bits_per_second());
   std::vector<double> speeds;
@@ -447,6 +489,7 @@ Status ValidateWallConfig(WallConfig* config) {
   check.Nics();
   check.Nodes();
   check.Control();
+  check.Http();
   if (!check.ok()) return check.status();
   check.AssignNicsToTiles();
   return Status::Ok();
@@ -459,10 +502,11 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   if (!parsed.ok()) return parsed.status();
   const toml::table& root = *parsed;
   TomlReader r(c.source, &c.key_lines);
-  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "sync", "joystick"});
+  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "http", "sync", "joystick"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
+  if (const toml::table* t = Section(r, root, "http")) ReadHttp(r, *t, &c.http);
   if (const toml::table* t = Section(r, root, "sync")) ReadSync(r, *t, &c.sync);
   if (const toml::table* t = Section(r, root, "joystick")) ReadJoystick(r, *t, &c.joystick);
   TableArray(r, root, "nic", [&](const toml::table& t, const std::string& path) {

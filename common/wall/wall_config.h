@@ -101,6 +101,24 @@ struct ControlSettings {
   const std::string& client_address() const { return address.empty() ? listen_address : address; }
 };
 
+// The web side (docs/control.md, docs/operations.md): the coordinator's
+// panel, REST API and /metrics, and each display node's /metrics. Remote
+// access needs control.token_file (as "Authorization: Bearer TOKEN").
+struct HttpSettings {
+  std::string listen_address = "127.0.0.1";
+  uint16_t port = 7480;  // 0: no HTTP on the coordinator
+  std::string node_listen_address = "127.0.0.1";
+  uint16_t node_port_base = 7481;  // display node i serves /metrics here + i; 0: none
+  uint32_t max_clients = 8;        // requests served at once; more wait their turn
+  uint32_t max_body_bytes = 4096;  // a longer request body is refused (413)
+  uint32_t timeout_s = 5;          // to read a request or write a reply
+
+  // Display node `node`'s /metrics port, or 0.
+  uint16_t node_port(uint32_t node) const {
+    return node_port_base == 0 ? 0 : static_cast<uint16_t>(node_port_base + node);
+  }
+};
+
 // What joystick events do (docs/control.md): the [joystick] table.
 struct JoystickMap {
   uint32_t scrub_axis = 0;
@@ -146,6 +164,7 @@ struct WallConfig {
   std::vector<Nic> nics;
   std::vector<DisplayNode> nodes;
   ControlSettings control;
+  HttpSettings http;
   SyncSettings sync;
   JoystickMap joystick;
   std::vector<TileRoute> routes;  // per tile index; filled by Validate

@@ -25,5 +25,17 @@ TEST(SkewHistogram, NegativeAndHugeSamplesLandInTheEndBuckets) {
             SkewHistogram::kBucketNs * static_cast<int64_t>(SkewHistogram::kBuckets));
 }
 
+// Prometheus' cumulative buckets: samples below each bound.
+TEST(SkewHistogram, CountsBelowABoundAreCumulative) {
+  SkewHistogram h;
+  for (const int64_t ns : {5'000, 15'000, 400'000, 999'999, 1'000'000, 200'000'000}) h.Add(ns);
+  EXPECT_EQ(h.CountBelowNs(0), 0u);
+  EXPECT_EQ(h.CountBelowNs(10'000), 1u);
+  EXPECT_EQ(h.CountBelowNs(500'000), 3u);
+  EXPECT_EQ(h.CountBelowNs(1'000'000), 4u);
+  EXPECT_EQ(h.CountBelowNs(2'000'000), 5u);
+  EXPECT_EQ(h.CountBelowNs(100'000'000), 6u) << "beyond 100 ms lands in the last bucket";
+}
+
 }  // namespace
 }  // namespace tilestream

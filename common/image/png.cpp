@@ -1,0 +1,26 @@
+#include "common/image/png.h"
+
+#include <png.h>
+
+namespace tilestream {
+
+Result<std::string> EncodePng(uint32_t width, uint32_t height, std::span<const std::byte> rgb) {
+  if (width == 0 || height == 0 || rgb.size() < size_t{width} * height * 3)
+    return Status::InvalidArgument("png: no pixels");
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = width;
+  image.height = height;
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  const auto stride = static_cast<png_int_32>(width * 3);
+  if (!png_image_write_to_memory(&image, nullptr, &size, 0, rgb.data(), stride, nullptr))
+    return Status::Internal(std::string("png: ") + image.message);
+  std::string out(size, '\0');
+  if (!png_image_write_to_memory(&image, out.data(), &size, 0, rgb.data(), stride, nullptr))
+    return Status::Internal(std::string("png: ") + image.message);
+  out.resize(size);
+  return out;
+}
+
+}  // namespace tilestream

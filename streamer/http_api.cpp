@@ -1,0 +1,142 @@
+#include "streamer/http_api.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/base/json_text.h"
+#include "common/base/metrics_text.h"
+#include "common/image/png.h"
+#include "common/wall/token_file.h"
+#include "streamer/panel.h"
+
+namespace tilestream {
+namespace {
+
+constexpr std::chrono::milliseconds kWallAnswerTimeout{2000};
+
+// The control line of a REST call with a JSON body: seek {"frame": N},
+// step {"frames": N} (1 without a body), speed {"speed": X}, loop
+// {"loop": true}. An error message when the body says something else.
+Result<std::string> LineOfBody(std::string_view name, std::string_view body) {
+  const nlohmann::json j = nlohmann::json::parse(body.empty() ? "{}" : body, nullptr, false);
+  const auto expected = [&](std::string_view example) {
+    return Status::InvalidArgument(fmt::format("{}: expected a JSON body like {}", name, example));
+  };
+  if (!j.is_object()) return expected(name == "step" ? R"({"frames": -1})" : "an object");
+  if (name == "seek") {
+    if (!j.contains("frame") || !j["frame"].is_number_integer())
+      return expected(R"({"frame": 120})");
+    return fmt::format("seek {}", j["frame"].get<int64_t>());
+  }
+  if (name == "step") {
+    if (!j.contains("frames")) return std::string("step +1");
+    if (!j["frames"].is_number_integer()) return expected(R"({"frames": -1})");
+    return fmt::format("step {:+}", j["frames"].get<int64_t>());
+  }
+  if (name == "speed") {
+    if (!j.contains("speed") || !j["speed"].is_number()) return expected(R"({"speed": -2})");
+    return fmt::format("speed {}", j["speed"].get<double>());
+  }
+  if (!j.contains("loop") || !j["loop"].is_boolean()) return expected(R"({"loop": false})");
+  return std::string(j["loop"].get<bool>() ? "loop on" : "loop off");
+}
+
+HttpReply Unavailable() {
+  return HttpReply::Error(503, "the coordinator did not answer in time (starting or stopping?)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpApi>> HttpApi::Start(const WallConfig& config, WallEndpoints wall) {
+  if (config.http.port == 0) return std::unique_ptr<HttpApi>();
+  HttpServiceOptions o;
+  o.name = fmt::format("http listener (http.port in {})", config.source);
+  o.listen_address = config.http.listen_address;
+  o.port = config.http.port;
+  o.max_clients = config.http.max_clients;
+  o.max_body_bytes = config.http.max_body_bytes;
+  o.timeout_s = config.http.timeout_s;
+  if (!config.control.token_file.empty()) {
+    auto token = ReadToken(config.control.token_file);
+    if (!token.ok()) return token.status();
+    o.token = *token;
+  }
+  std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall)));
+  auto service = HttpService::Start(o, api->Routes());
+  if (!service.ok()) return service.status();
+  api->service_ = std::move(service).value();
+  return api;
+}
+
+std::vector<HttpRoute> HttpApi::Routes() {
+  std::vector<HttpRoute> routes;
+  const auto page = [](const HttpRequest&) {
+    return HttpReply{200, "text/html; charset=utf-8", std::string(PanelHtml())};
+  };
+  routes.push_back({"GET", "/", page, false, true});
+  routes.push_back({"GET", "/index.html", page, false, true});
+  routes.push_back(
+      {"GET", "/api/status", [this](const HttpRequest&) { return Command("status"); }});
+  for (const char* name : {"play", "pause", "toggle", "stop"}) {
+    routes.push_back({"POST", fmt::format("/api/{}", name),
+                      [this, name](const HttpRequest&) { return Command(name); }});
+  }
+  for (const char* name : {"seek", "step", "speed", "loop"}) {
+    routes.push_back({"POST", fmt::format("/api/{}", name), [this, name](const HttpRequest& r) {
+                        return CommandWithBody(name, r.body);
+                      }});
+  }
+  routes.push_back({"GET", "/api/wall.png", [this](const HttpRequest&) {
+                      return Picture([this] { return std::optional<Image>(wall_.wall_picture()); });
+                    }});
+  routes.push_back({"GET", "/api/tile/",
+                    [this](const HttpRequest& r) {
+                      if (!r.rest.ends_with(".png"))
+                        return HttpReply::Error(404, "expected /api/tile/r0c1.png");
+                      const std::string tile(r.rest.substr(0, r.rest.size() - 4));
+                      return Picture([this, tile] { return wall_.tile_picture(tile); });
+                    },
+                    true});
+  routes.push_back(
+      {"GET", "/metrics", [this](const HttpRequest&) {
+         auto text = OnWall([this] { return wall_.metrics(); });
+         if (!text) return Unavailable();
+         return HttpReply{200, std::string(MetricsText::kContentType), std::move(*text)};
+       }});
+  return routes;
+}
+
+std::optional<std::string> HttpApi::OnWall(std::function<std::string()> work) {
+  return mailbox_.Call(std::move(work), kWallAnswerTimeout);
+}
+
+HttpReply HttpApi::Command(std::string_view line) {
+  auto reply = OnWall([this, line = std::string(line)] { return wall_.command(line); });
+  if (!reply) return Unavailable();
+  const nlohmann::json j = nlohmann::json::parse(*reply, nullptr, false);
+  return {JsonBool(j, "ok") ? 200 : 400, "application/json", std::move(*reply)};
+}
+
+HttpReply HttpApi::CommandWithBody(std::string_view name, std::string_view body) {
+  auto line = LineOfBody(name, body);
+  if (!line.ok()) return HttpReply::Error(400, line.status().message());
+  return Command(*line);
+}
+
+// The picture is copied on the coordinator's thread and encoded here.
+HttpReply HttpApi::Picture(std::function<std::optional<Image>()> take) {
+  std::optional<Image> image;
+  auto taken = OnWall([&] {
+    image = take();
+    return std::string();
+  });
+  if (!taken) return Unavailable();
+  if (!image) return HttpReply::Error(404, "no such tile");
+  if (image->width == 0) return HttpReply::Error(404, "no picture yet");
+  auto png = EncodePng(image->width, image->height, image->rgb);
+  if (!png.ok()) return HttpReply::Error(500, png.status().message());
+  return {200, "image/png", std::move(png).value()};
+}
+
+}  // namespace tilestream

@@ -1,0 +1,62 @@
+// The coordinator's web side (docs/control.md): the operator's panel, the
+// REST API, the live picture of the wall and Prometheus' /metrics, on
+// http.listen:http.port.
+//
+// A REST call becomes the control channel's command line and goes through
+// the same ControlCommands on the coordinator's thread, so it has the same
+// effect and the same reply by either road (HTTP 200 for "ok":true, 400
+// for an error reply). Every route that reads or changes the wall hands its
+// work to the coordinator's loop through a Mailbox (common/base/mailbox.h)
+// and waits for it (503 if the loop does not answer within 2 s); what is
+// costly and needs no wall state, like encoding a PNG, runs on the HTTP
+// thread. GET never changes anything.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/base/mailbox.h"
+#include "common/base/result.h"
+#include "common/image/ppm.h"
+#include "common/net/http_service.h"
+#include "common/wall/wall_config.h"
+
+namespace tilestream {
+
+// What the routes ask of the wall; each runs on the coordinator's thread.
+struct WallEndpoints {
+  std::function<std::string(std::string_view line)> command;  // one control line, its reply
+  std::function<std::string()> metrics;                       // Prometheus text
+  std::function<Image()> wall_picture;                        // the wall's thumbnails, composed
+  // A tile's thumbnail (width 0: none yet); nothing when there is no such tile.
+  std::function<std::optional<Image>(std::string_view tile)> tile_picture;
+};
+
+class HttpApi {
+ public:
+  // Listens when http.port is not 0 (else returns null); reads the token of
+  // control.token_file.
+  static Result<std::unique_ptr<HttpApi>> Start(const WallConfig& config, WallEndpoints wall);
+
+  // The coordinator's side: watch fd(), then call RunPending().
+  int fd() const { return mailbox_.fd(); }
+  void RunPending() { mailbox_.RunPending(); }
+  uint16_t port() const { return service_->port(); }
+
+ private:
+  explicit HttpApi(WallEndpoints wall) : wall_(std::move(wall)) {}
+  std::vector<HttpRoute> Routes();
+  HttpReply Command(std::string_view line);
+  HttpReply CommandWithBody(std::string_view name, std::string_view body);
+  HttpReply Picture(std::function<std::optional<Image>()> take);
+  std::optional<std::string> OnWall(std::function<std::string()> work);
+
+  WallEndpoints wall_;
+  Mailbox mailbox_;
+  std::unique_ptr<HttpService> service_;  // last: stopped before the rest goes
+};
+
+}  // namespace tilestream

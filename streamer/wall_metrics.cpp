@@ -1,0 +1,117 @@
+#include "streamer/wall_metrics.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <functional>
+
+#include "common/base/metrics_text.h"
+
+namespace tilestream {
+namespace {
+
+struct TileCounter {
+  const char* name;
+  const char* help;
+  std::function<double(const TileStats&)> value;
+};
+
+// Per tile, from its rank's last report.
+void TileCounters(const WallStatusView& v, MetricsText* m) {
+  const std::array<TileCounter, 12> counters{{
+      {"tilestream_tile_sent_bytes_total", "UDP payload bytes sent (retransmissions included)",
+       [](const TileStats& s) { return double(s.bytes); }},
+      {"tilestream_tile_sent_packets_total", "RTP packets sent",
+       [](const TileStats& s) { return double(s.packets); }},
+      {"tilestream_tile_send_errors_total", "datagrams the kernel refused or dropped",
+       [](const TileStats& s) { return double(s.send_errors); }},
+      {"tilestream_tile_disk_read_bytes_total", "bytes read from the tile store",
+       [](const TileStats& s) { return double(s.disk_bytes); }},
+      {"tilestream_tile_disk_read_seconds_total", "time spent in tile store reads",
+       [](const TileStats& s) { return s.disk_read_ns / 1e9; }},
+      {"tilestream_tile_frames_sent_total", "frames sent",
+       [](const TileStats& s) { return double(s.frames); }},
+      {"tilestream_tile_frames_late_total", "frames not out before the next tick",
+       [](const TileStats& s) { return double(s.late_frames); }},
+      {"tilestream_tile_ticks_skipped_total", "ticks dropped because the tile was behind",
+       [](const TileStats& s) { return double(s.skipped_ticks); }},
+      {"tilestream_tile_frames_missed_total", "ticks with no frame from the disk in time",
+       [](const TileStats& s) { return double(s.missed_frames); }},
+      {"tilestream_tile_nacks_total", "retransmission requests from the receiver",
+       [](const TileStats& s) { return double(s.nacks); }},
+      {"tilestream_tile_retransmitted_packets_total", "packets sent again",
+       [](const TileStats& s) { return double(s.retransmitted); }},
+      {"tilestream_tile_cpu_seconds_total", "CPU time of the tile's rank, shared by its tiles",
+       [](const TileStats& s) { return s.cpu_ns / 1e9; }},
+  }};
+  const WallConfig& c = v.config;
+  for (const TileCounter& k : counters) {
+    m->Family(k.name, "counter", k.help);
+    for (uint32_t t = 0; t < c.tile_count() && t < v.latest.size(); ++t) {
+      const std::string tile = TileId::FromIndex(t, c.wall.layout).Name();
+      m->Sample({{"tile", tile},
+                 {"nic", c.nics[c.routes[t].nic].name},
+                 {"node", c.nodes[c.routes[t].node].name}},
+                k.value(v.latest[t]));
+    }
+  }
+}
+
+// What each tile's receiver said in its last report.
+void ReceiverGauges(const WallStatusView& v, MetricsText* m) {
+  const WallConfig& c = v.config;
+  m->Family("tilestream_display_tile_fps", "gauge",
+            "frames the tile's display node showed in its last second");
+  for (uint32_t t = 0; t < v.receivers.size(); ++t) {
+    if (!v.receivers[t].known) continue;
+    m->Sample({{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
+               {"node", c.nodes[c.routes[t].node].name}},
+              v.receivers[t].frames);
+  }
+}
+
+void SyncMetrics(const WallStatusView& v, MetricsText* m) {
+  const SyncStats& st = v.sync.stats();
+  m->Family("tilestream_wall_ticks_presented_total", "counter",
+            "ticks every display node showed at once (swap sync)");
+  m->Sample({}, st.presented + st.partial);
+  m->Family("tilestream_wall_ticks_skipped_total", "counter",
+            "ticks skipped on every tile: incomplete at the deadline");
+  m->Sample({}, st.skipped);
+  m->Family("tilestream_sync_nodes", "gauge", "display nodes taking part in the swap sync");
+  m->Sample({}, uint64_t{v.synced_nodes});
+  m->Family("tilestream_wall_skew_seconds", "histogram",
+            "between the first and the last display node showing a tick");
+  for (const double le : {0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}) {
+    const std::string bound = fmt::format("{}", le);
+    m->Sample({{"le", bound}}, v.sync.skews().CountBelowNs(static_cast<int64_t>(le * 1e9)),
+              "_bucket");
+  }
+  m->Sample({{"le", "+Inf"}}, v.sync.skews().count(), "_bucket");
+  m->Sample({}, st.skew_sum_ns / 1e9, "_sum");
+  m->Sample({}, v.sync.skews().count(), "_count");
+}
+
+void PlaybackMetrics(const Playback* p, MetricsText* m) {
+  m->Family("tilestream_playback_frame", "gauge", "the movie frame the next tick sends");
+  m->Sample({}, p ? p->frame() : uint64_t{0});
+  m->Family("tilestream_playback_frames", "gauge", "frames in the movie");
+  m->Sample({}, p ? p->frames() : uint64_t{0});
+  m->Family("tilestream_playback_playing", "gauge", "1 playing, 0 paused or benchmark");
+  m->Sample({}, uint64_t{p && p->playing() ? 1u : 0u});
+  m->Family("tilestream_playback_speed", "gauge", "frames per tick; negative plays backwards");
+  m->Sample({}, p ? p->speed() : 0.0);
+}
+
+}  // namespace
+
+std::string WallMetrics(const WallStatusView& v, const Playback* playback) {
+  MetricsText m;
+  TileCounters(v, &m);
+  ReceiverGauges(v, &m);
+  SyncMetrics(v, &m);
+  PlaybackMetrics(playback, &m);
+  return m.text();
+}
+
+}  // namespace tilestream

@@ -1,0 +1,18 @@
+// The coordinator's /metrics (docs/operations.md): Prometheus text from the
+// tiles' counters (labels tile, nic, node), the swap sync (ticks shown and
+// skipped, the skew histogram), the display nodes' last reports, and the
+// playback. Counters are the tiles' totals since the start, so Prometheus'
+// rate() gives the rates. Built from plain values, tested without MPI.
+#pragma once
+
+#include <string>
+
+#include "common/control/playback.h"
+#include "streamer/wall_status.h"
+
+namespace tilestream {
+
+// `playback`: null in benchmark mode.
+std::string WallMetrics(const WallStatusView& v, const Playback* playback);
+
+}  // namespace tilestream

@@ -1,0 +1,58 @@
+#include "streamer/wall_metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/promtool.h"
+
+namespace tilestream {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct WallState {
+  WallConfig config = DefaultWallConfig({2, 1});
+  RankPlan plan{config, 2};
+  SwapSyncMaster sync{2, false};
+  std::vector<StreamSummary> last_second;
+  std::vector<TileStats> latest = std::vector<TileStats>(2);
+  std::vector<ControlServer::ReceiverTileStats> receivers =
+      std::vector<ControlServer::ReceiverTileStats>(2);
+
+  WallStatusView View() const { return {config, plan, sync, 2, last_second, latest, receivers}; }
+};
+
+TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
+  WallState w;
+  w.latest[1].bytes = 123456;
+  w.latest[1].frames = 30;
+  w.latest[1].disk_read_ns = 1'500'000'000;
+  w.receivers[0] = {true, 25, 0, 0};
+  Playback playback(100, 30, {});
+  const std::string text = WallMetrics(w.View(), &playback);
+  EXPECT_THAT(text, HasSubstr("# TYPE tilestream_tile_sent_bytes_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_tile_sent_bytes_total{tile=\"r0c1\",nic=\"default\",node="
+                              "\"localhost\"} 123456\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_tile_frames_sent_total{tile=\"r0c1\""));
+  EXPECT_THAT(text,
+              HasSubstr("tilestream_tile_disk_read_seconds_total{tile=\"r0c1\",nic=\"default\","
+                        "node=\"localhost\"} 1.5\n"));
+  EXPECT_THAT(text,
+              HasSubstr("tilestream_display_tile_fps{tile=\"r0c0\",node=\"localhost\"} 25\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_wall_skew_seconds_bucket{le=\"+Inf\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_playback_frames 100\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_playback_playing 1\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_sync_nodes 2\n"));
+}
+
+TEST(WallMetrics, PromtoolFindsNothingToSay) {
+  WallState w;
+  Playback playback(100, 30, {});
+  const auto checked = testing::PromtoolCheck(WallMetrics(w.View(), &playback));
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  const auto bench = testing::PromtoolCheck(WallMetrics(w.View(), nullptr));
+  EXPECT_EQ(bench.exit_code, 0) << bench.output;
+}
+
+}  // namespace
+}  // namespace tilestream
