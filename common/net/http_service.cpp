@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -163,6 +164,9 @@ HttpService::~HttpService() {
 
 Result<std::unique_ptr<HttpService>> HttpService::Start(const HttpServiceOptions& options,
                                                         std::vector<HttpRoute> routes) {
+  // httplib writes with send(..., 0): a client that goes away mid-reply
+  // would end the process with SIGPIPE. (The streamer ignores it anyway.)
+  signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->routes = std::move(routes);

@@ -11,6 +11,9 @@
 // at once (a thread each); more wait their turn. A request must be read, and
 // its reply written, within timeout_s.
 //
+// Starting one ignores SIGPIPE in the process: a client that goes away
+// mid-reply must not end it.
+//
 // Routes run on the service's threads: a handler that touches another
 // thread's state must hand the work over (streamer/http_api.h does).
 #pragma once

@@ -1,0 +1,237 @@
+// The control room against a live 2x2 wall (issue 17): the REST API changes
+// what every tile shows, with the TCP channel's replies; bad requests get
+// JSON errors while the wall plays on; the live picture is the frame's
+// thumbnail; a real Prometheus scrapes the coordinator and the display
+// nodes; and the panel works in a real browser.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <png.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "common/image/thumbnail.h"
+#include "common/net/line_channel.h"
+#include "tests/receiver/live_wall.h"
+#include "tests/support/promtool.h"
+
+namespace tilestream {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+constexpr int kHttpPort = 7480;  // the defaults of [http]
+constexpr int kLeftMetricsPort = 7481, kRightMetricsPort = 7482;
+
+class ControlRoomTest : public ReceiverTest {
+ protected:
+  ControlRoomTest() : http_("127.0.0.1", kHttpPort) {
+    signal(SIGPIPE, SIG_IGN);  // the server closes on a body over the limit
+    http_.set_read_timeout(seconds(10));
+    http_.set_connection_timeout(seconds(5));
+  }
+
+  // Waits (bounded) until the coordinator's HTTP side answers.
+  bool WaitForHttp() {
+    return testing::WaitFor([&] {
+      auto r = http_.Get("/api/status");
+      return r && r->status == 200;
+    });
+  }
+
+  httplib::Result Post(const std::string& path, const std::string& body = "") {
+    return http_.Post(path.c_str(), body, "application/json");
+  }
+
+  // Writes `request` to the coordinator's HTTP port as it is and returns
+  // what comes back until the server closes (or 10 s).
+  static std::string RawRequest(const std::string& request) {
+    auto fd = ConnectTcp("127.0.0.1", kHttpPort, 5000);
+    if (!fd.ok()) return "no connection";
+    (void)!send(fd->get(), request.data(), request.size(), MSG_NOSIGNAL);
+    shutdown(fd->get(), SHUT_WR);
+    std::string reply;
+    char buffer[4096];
+    for (;;) {
+      pollfd p{fd->get(), POLLIN, 0};
+      if (poll(&p, 1, 10'000) <= 0) break;
+      const ssize_t n = recv(fd->get(), buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      reply.append(buffer, static_cast<size_t>(n));
+    }
+    return reply;
+  }
+
+  // A reply without its "tick" (two calls a moment apart differ only there).
+  static std::string WithoutTick(const std::string& reply) {
+    auto j = nlohmann::json::parse(reply, nullptr, false);
+    if (j.is_object()) j.erase("tick");
+    return j.dump();
+  }
+
+  // Store frame `frame` of tile `tile`, scaled down as a tile rank does.
+  std::vector<std::byte> ExpectedThumbnail(uint32_t tile, uint64_t frame) {
+    std::vector<std::byte> pixels(manifest_.frame_stride);
+    auto reader = TileReader::Open(manifest_, tile, false);
+    EXPECT_TRUE(reader.ok() && reader->ReadFrame(frame, pixels).ok());
+    const ThumbnailSize size = ThumbnailOf(manifest_.tile.width, manifest_.tile.height);
+    std::vector<std::byte> out(size.bytes());
+    MakeThumbnail(pixels.data(), manifest_.tile.width, manifest_.tile.height, size, out.data());
+    return out;
+  }
+
+  static std::vector<std::byte> DecodePng(const std::string& png) {
+    png_image image{};
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, png.data(), png.size())) return {};
+    image.format = PNG_FORMAT_RGB;
+    std::vector<std::byte> rgb(PNG_IMAGE_SIZE(image));
+    if (!png_image_finish_read(&image, nullptr, rgb.data(), 0, nullptr)) return {};
+    return rgb;
+  }
+
+  // Every tile's last three frames are `frame` (held while paused).
+  void ExpectEveryTileEndsOn(uint64_t frame) {
+    for (const std::string tag : {"left", "right"}) {
+      for (const auto& [tile, frames] : FramesReceived(tag)) {
+        ASSERT_GE(frames.size(), 10u) << "tile " << tile;
+        for (size_t i = frames.size() - 3; i < frames.size(); ++i)
+          EXPECT_EQ(frames[i], frame)
+              << "tile " << tile << " frame " << i << " of " << frames.size();
+      }
+    }
+  }
+
+  // Whether every tile's frame log ends on `count` frames `frame`.
+  bool EveryTileEndsOn(uint64_t frame, size_t count) {
+    for (const std::string tag : {"left", "right"}) {
+      const auto received = FramesReceived(tag);
+      if (received.size() != 2) return false;
+      for (const auto& [tile, frames] : received) {
+        if (frames.size() < count) return false;
+        for (size_t i = frames.size() - count; i < frames.size(); ++i)
+          if (frames[i] != frame) return false;
+      }
+    }
+    return true;
+  }
+
+  httplib::Client http_;
+};
+
+TEST_F(ControlRoomTest, RestCallsChangeWhatEveryTileShowsWithTheRepliesOfTheTcpChannel) {
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread control([&] {
+    ASSERT_TRUE(WaitForTick(50)) << "the wall never played";
+    auto r = Post("/api/pause");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(WithoutTick(r->body), WithoutTick(Ctl("pause").second)) << "the same reply by TCP";
+    r = Post("/api/seek", R"({"frame": 5})");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_THAT(r->body, HasSubstr("\"state\":\"paused\""));
+    EXPECT_THAT(r->body, HasSubstr("\"frame\":5"));
+    r = Post("/api/seek", R"({"frame": 100})");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_EQ(r->body + "\n", Ctl("seek 100").second) << "the same error by TCP";
+    // The live picture: tile r0c1's thumbnail becomes frame 5's.
+    const std::vector<std::byte> want = ExpectedThumbnail(1, 5);
+    EXPECT_TRUE(testing::WaitFor([&] {
+      auto png = http_.Get("/api/tile/r0c1.png");
+      return png && png->status == 200 && DecodePng(png->body) == want;
+    })) << "the thumbnail never showed frame 5";
+    auto wall = http_.Get("/api/wall.png");
+    ASSERT_TRUE(wall);
+    EXPECT_EQ(wall->get_header_value("Content-Type"), "image/png");
+    EXPECT_FALSE(DecodePng(wall->body).empty());
+    EXPECT_TRUE(testing::WaitFor([&] { return EveryTileEndsOn(5, 3); }));
+    EXPECT_EQ(Post("/api/stop")->status, 200);
+  });
+  const auto tx = Stream(2500);  // until the stop
+  control.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  ExpectEveryTileEndsOn(5);
+}
+
+// Wrong methods, bad JSON, a huge body, invalid UTF-8, unknown paths, a
+// missing body: each gets a JSON error, and no frame of the wall is missed.
+TEST_F(ControlRoomTest, BadRequestsGetJsonErrorsAndTheWallPlaysOn) {
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread hostile([&] {
+    ASSERT_TRUE(WaitForHttp());
+    const auto expect_error = [&](const httplib::Result& r, int status, const std::string& what) {
+      ASSERT_TRUE(r) << what;
+      EXPECT_EQ(r->status, status) << what << ": " << r->body;
+      const auto j = nlohmann::json::parse(r->body, nullptr, false);
+      EXPECT_TRUE(j.is_object() && j.value("ok", true) == false && j.contains("error"))
+          << what << ": " << r->body;
+    };
+    expect_error(http_.Get("/api/pause"), 405, "GET of a command");
+    expect_error(http_.Delete("/api/status"), 405, "DELETE");
+    expect_error(Post("/api/seek", "{\"frame\": "), 400, "cut JSON");
+    expect_error(Post("/api/seek", "{\"frame\": \"\xff\xfe\"}"), 400, "invalid UTF-8");
+    expect_error(Post("/api/speed", "\xc3\x28"), 400, "invalid UTF-8 alone");
+    // A client that sends a 1 MB body gets 413 before the server reads it
+    // (and the connection closed: httplib's client, still writing, sees
+    // only that, so this one is written by hand).
+    const std::string reply =
+        RawRequest("POST /api/seek HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" +
+                   std::string(65536, '{'));
+    EXPECT_THAT(reply, HasSubstr("413"));
+    EXPECT_THAT(reply, HasSubstr("{\"error\":\"request body too large\",\"ok\":false}"));
+    expect_error(Post("/api/nope"), 404, "unknown path");
+    expect_error(http_.Get("/api/tile/../../etc/passwd"), 404, "a path out");
+    for (int i = 0; i < 200; ++i) expect_error(Post("/api/seek", "[]"), 400, "a flood");
+  });
+  const auto tx = Stream(125);
+  hostile.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  EXPECT_EQ(Report("streamer")["sync"]["skipped"].get<uint64_t>(), TicksSkippedBySenders());
+  for (const std::string tag : {"left", "right"}) {
+    const auto report = Report(tag);
+    for (const auto& t : report["tiles"])
+      EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
+  }
+}
+
+// A wall with a token: every call but the panel's page needs it, by
+// "Authorization: Bearer"; the display nodes' /metrics too.
+TEST_F(ControlRoomTest, WithATokenEveryCallNeedsTheBearerToken) {
+  std::ofstream(dir_ / "token") << "correct horse battery staple\n";
+  std::ofstream(config_, std::ios::app)
+      << "[control]\ntoken_file = \"" << (dir_ / "token") << "\"\n";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread calls([&] {
+    ASSERT_TRUE(testing::WaitFor([&] {
+      auto r = http_.Get("/api/status");
+      return r && r->status == 401;
+    }));
+    const httplib::Headers good{{"Authorization", "Bearer correct horse battery staple"}};
+    const httplib::Headers bad{{"Authorization", "Bearer correct horse battery stapl"}};
+    EXPECT_EQ(http_.Post("/api/pause", bad, "", "application/json")->status, 401);
+    EXPECT_EQ(http_.Get("/metrics")->status, 401);
+    EXPECT_EQ(http_.Get("/api/status", good)->status, 200);
+    EXPECT_EQ(http_.Get("/")->status, 200) << "the page holds no data";
+    httplib::Client node("127.0.0.1", kLeftMetricsPort);
+    EXPECT_EQ(node.Get("/metrics")->status, 401);
+    EXPECT_EQ(node.Get("/metrics", good)->status, 200);
+    EXPECT_EQ(http_.Post("/api/stop", good, "", "application/json")->status, 200);
+  });
+  const auto tx = Stream(2500);
+  calls.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+}
+
+}  // namespace
+}  // namespace tilestream
