@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <png.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -44,6 +45,25 @@ class ControlRoomTest : public ReceiverTest {
 
   httplib::Result Post(const std::string& path, const std::string& body = "") {
     return http_.Post(path.c_str(), body, "application/json");
+  }
+
+  static uint16_t FreeTcpPort() {
+    auto fd = ListenTcp("127.0.0.1", 0);
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    if (fd.ok()) getsockname(fd->get(), reinterpret_cast<sockaddr*>(&a), &len);
+    return ntohs(a.sin_port);
+  }
+
+  // Runs `command` with sh; killed at the end of the test if still running.
+  pid_t StartProcess(const std::string& command) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+      _exit(127);
+    }
+    started_.push_back(pid);
+    return pid;
   }
 
   // Writes `request` to the coordinator's HTTP port as it is and returns
@@ -231,6 +251,99 @@ TEST_F(ControlRoomTest, WithATokenEveryCallNeedsTheBearerToken) {
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
   StopReceiver(right);
+}
+
+// Prometheus (Debian's, started here on loopback with its own config and
+// data) scrapes the coordinator and both display nodes every second; its
+// query API then has every tile's sent and received bytes.
+TEST_F(ControlRoomTest, APrometheusServerScrapesTheCoordinatorAndTheDisplayNodes) {
+  ASSERT_EQ(system("command -v prometheus >/dev/null"), 0)
+      << "no prometheus: scripts/install-deps.sh";
+  const uint16_t port = FreeTcpPort();
+  std::ofstream(dir_ / "prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+         "  - job_name: coordinator\n    static_configs:\n      - targets: ['127.0.0.1:"
+      << kHttpPort
+      << "']\n  - job_name: display\n    static_configs:\n      - targets: ['127.0.0.1:"
+      << kLeftMetricsPort << "', '127.0.0.1:" << kRightMetricsPort << "']\n";
+  const pid_t prometheus =
+      StartProcess("exec prometheus --config.file=" + (dir_ / "prometheus.yml") +
+                   " --storage.tsdb.path=" + (dir_ / "data") + " --web.listen-address=127.0.0.1:" +
+                   std::to_string(port) + " > " + (dir_ / "prometheus.out") + " 2>&1");
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::thread scrape([&] {
+    ASSERT_TRUE(WaitForHttp());
+    for (const int p : {kHttpPort, kLeftMetricsPort, kRightMetricsPort}) {
+      auto r = httplib::Client("127.0.0.1", p).Get("/metrics");
+      ASSERT_TRUE(r) << p;
+      const auto checked = testing::PromtoolCheck(r->body);
+      EXPECT_EQ(checked.exit_code, 0) << "port " << p << ": " << checked.output;
+    }
+    httplib::Client query("127.0.0.1", port);
+    const auto series_up = [&](const std::string& metric) {
+      auto r = query.Get(("/api/v1/query?query=" + metric).c_str());
+      if (!r || r->status != 200) return size_t{0};
+      const auto j = nlohmann::json::parse(r->body, nullptr, false);
+      size_t up = 0;
+      if (j.is_object() && j.contains("data") && j["data"].contains("result"))
+        for (const auto& s : j["data"]["result"])
+          up += std::stod(s["value"][1].get<std::string>()) > 0;
+      return up;
+    };
+    EXPECT_TRUE(testing::WaitFor([&] {
+      return series_up("tilestream_tile_sent_bytes_total") == 4;
+    })) << "every tile's sent bytes";
+    EXPECT_TRUE(testing::WaitFor([&] {
+      return series_up("tilestream_receiver_received_bytes_total") == 4;
+    })) << "every tile's received bytes, from the two nodes";
+    EXPECT_EQ(series_up("tilestream_wall_ticks_presented_total"), 1u);
+    EXPECT_EQ(Post("/api/stop")->status, 200);
+  });
+  const auto tx = Stream(2500);
+  scrape.join();
+  kill(prometheus, SIGTERM);
+  waitpid(prometheus, nullptr, 0);
+  started_.erase(std::remove(started_.begin(), started_.end(), prometheus), started_.end());
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+}
+
+// The panel in headless Chromium (Selenium, tests/browser/panel_test.py):
+// it shows the wall playing and its picture, Pause is clicked and the
+// slider dragged; every tile then shows the frame the slider ended on. The
+// screenshot is kept in the build directory.
+TEST_F(ControlRoomTest, ThePanelInABrowserPausesAndScrubsEveryTile) {
+  ASSERT_EQ(system("command -v chromedriver >/dev/null && /usr/bin/python3 -c 'import selenium'"),
+            0)
+      << "no chromium-driver or python3-selenium: scripts/install-deps.sh";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  nlohmann::json result;
+  std::thread browser([&] {
+    ASSERT_TRUE(WaitForHttp());
+    const std::string command = "timeout 150 /usr/bin/python3 " TILESTREAM_SOURCE_DIR
+                                "/tests/browser/panel_test.py --url http://127.0.0.1:" +
+                                std::to_string(kHttpPort) + "/ --screenshot " PANEL_SCREENSHOT;
+    const auto run = Shell(command, dir_);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    const size_t line = run.output.rfind("{\"frame\"");
+    if (line != std::string::npos)
+      result = nlohmann::json::parse(run.output.substr(line), nullptr, false);
+    if (result.is_object() && result["frame"].is_number_unsigned()) {
+      EXPECT_TRUE(testing::WaitFor([&] { return EveryTileEndsOn(result["frame"], 3); }));
+    }
+    EXPECT_EQ(Post("/api/stop")->status, 200);
+  });
+  const auto tx = Stream(5000);  // until the stop
+  browser.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  ASSERT_TRUE(result.is_object() && result["frame"].is_number_unsigned()) << result.dump();
+  const uint64_t frame = result["frame"];
+  EXPECT_GE(frame, 3u) << "the slider was dragged to 70% of 0.." << kFrames - 1;
+  EXPECT_GT(result["lit"].get<double>(), 0.5) << "the live picture is not blank";
+  ExpectEveryTileEndsOn(frame);
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Drives the wall's web panel in headless Chromium, as an operator would.
+
+Opens the panel, waits until it shows the wall playing and a live picture,
+clicks Pause, drags the frame slider, and waits until the panel says the
+wall is paused on the frame the slider shows. Saves a screenshot and prints
+one JSON line: {"frame": the frame dragged to, "lit": the share of the live
+picture's pixels that are not black}. Exits non-zero, saying why, if any step
+fails. Run by tests/receiver/control_room_test.cpp against a live wall.
+"""
+import argparse
+import json
+import sys
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+# The share of the live picture's pixels that are not black, read back
+# through a canvas (the picture is a blob URL of our own origin).
+LIT_SHARE_JS = """
+const img = document.getElementById('wall-img');
+if (img.hidden || !img.naturalWidth) return 0;
+const c = document.createElement('canvas');
+c.width = img.naturalWidth; c.height = img.naturalHeight;
+const g = c.getContext('2d');
+g.drawImage(img, 0, 0);
+const d = g.getImageData(0, 0, c.width, c.height).data;
+let lit = 0;
+for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] > 30) ++lit;
+return lit / (d.length / 4);
+"""
+
+
+def browser():
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1400,1000"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def text_of(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def wait(driver, what, condition, seconds):
+    try:
+        WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
+    except TimeoutException:
+        error = text_of(driver, "error")
+        raise SystemExit(f"panel: {what} not within {seconds} s" + (f" (panel says: {error})" if error else ""))
+
+
+def drag_slider(driver, share):
+    """Drags the slider's thumb from the start to `share` of its width."""
+    slider = driver.find_element(By.ID, "slider")
+    width = slider.size["width"]
+    ActionChains(driver).move_to_element_with_offset(slider, -width // 2 + 4, 0).click_and_hold() \
+        .move_by_offset(int(width * share), 0).release().perform()
+    return int(slider.get_attribute("value"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True, help="the panel, e.g. http://127.0.0.1:7480/")
+    parser.add_argument("--screenshot", required=True, help="PNG file to save the panel to")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds for each step")
+    args = parser.parse_args()
+
+    driver = browser()
+    try:
+        driver.get(args.url)
+        wait(driver, "the wall playing", lambda d: text_of(d, "state") == "playing", args.timeout)
+        wait(driver, "the live picture", lambda d: d.execute_script(LIT_SHARE_JS) > 0, args.timeout)
+        driver.find_element(By.ID, "toggle").click()
+        wait(driver, "pause", lambda d: text_of(d, "state") == "paused", args.timeout)
+        frame = drag_slider(driver, 0.7)
+        wait(driver, f"the wall on frame {frame}",
+             lambda d: text_of(d, "frame-label").startswith(f"frame {frame} /")
+             and text_of(d, "state") == "paused" and not text_of(d, "error"), args.timeout)
+        # The picture comes from the tiles about once a second.
+        wait(driver, "a fresh picture", lambda d: d.execute_script(LIT_SHARE_JS) > 0, args.timeout)
+        lit = driver.execute_script(LIT_SHARE_JS)
+        driver.save_screenshot(args.screenshot)
+        print(json.dumps({"frame": frame, "lit": lit}))
+    finally:
+        driver.quit()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
