@@ -1,9 +1,11 @@
 // receiver: flags -> wall config -> the node's tile receivers.
 #include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 
+#include "common/base/log.h"
 #include "common/check/preflight.h"
 #include "common/wall/wall_config.h"
 #include "receiver/node_receiver.h"
@@ -24,7 +26,7 @@ int CheckNode(const tilestream::WallConfig& config, const std::string& node) {
                FormatFindings(CheckReceiverHost(config, n), &failed));
     return failed ? 1 : 0;
   }
-  fmt::print(stderr, "receiver: no display node '{}' in {}\n", node, config.source);
+  spdlog::error("no display node '{}' in {}", node, config.source);
   return 2;
 }
 
@@ -33,10 +35,12 @@ int CheckNode(const tilestream::WallConfig& config, const std::string& node) {
 int main(int argc, char** argv) {
   using namespace tilestream;
   ReceiverFlags flags;
+  (void)SetUpLogging("receiver");
   if (const auto code = ParseReceiverFlags(argc, argv, &flags)) return *code;
+  (void)SetUpLogging("receiver", flags.log_level);  // a known level: the flag checks it
   auto config = ReceiverWallConfig(&flags);
   if (!config.ok()) {
-    fmt::print(stderr, "receiver: {}\n", config.status().message());
+    spdlog::error("{}", config.status().message());
     return 2;
   }
   if (flags.check) return CheckNode(*config, flags.node.node);

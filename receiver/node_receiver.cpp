@@ -1,6 +1,7 @@
 #include "receiver/node_receiver.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <fstream>
@@ -39,7 +40,7 @@ void PrintFinal(const NodeFinal& f, const std::string& json_path) {
   if (json_path.empty()) return;
   std::ofstream out(json_path);
   out << JsonText(FinalNodeJson(f), 2) << "\n";
-  if (!out) fmt::print(stderr, "receiver: cannot write {}\n", json_path);
+  if (!out) spdlog::error("cannot write {}", json_path);
 }
 
 }  // namespace
@@ -51,9 +52,12 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
   PrintNodeStart(c, parts);
   auto metrics = NodeMetrics::Start(c, parts.node_index, &parts.tiles, TileNames(c, parts));
   if (!metrics.ok()) {
-    fmt::print(stderr, "receiver: {}\n", metrics.status().message());
+    spdlog::error("{}", metrics.status().message());
     return 1;
   }
+  if (*metrics)
+    spdlog::info("/metrics on http://{}:{}/metrics", c.http.node_listen_address,
+                 (*metrics)->port());
   for (auto& t : parts.tiles) t->Start();
 
   const int64_t start = MonotonicNs();
@@ -70,7 +74,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
   }
   if (parts.display && !o.screenshot.empty()) {
     if (const Status s = parts.display->Screenshot(o.screenshot); !s.ok())
-      fmt::print(stderr, "receiver: screenshot: {}\n", s.message());
+      spdlog::error("screenshot: {}", s.message());
   }
   for (auto& t : parts.tiles) t->Stop();
   PrintFinal(Collect(c, parts, presenter, elapsed_s()), o.json_path);

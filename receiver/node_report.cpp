@@ -1,6 +1,7 @@
 #include "receiver/node_report.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -120,9 +121,9 @@ void SecondReporter::Report(double elapsed_s, const PresentCounts& counts, Prese
     if (!geometry_said_[i]) geometry_said_[i] = SayWrongGeometry(c_, p_.indices[i], st.assembler);
     if (!error_said_[i] && !st.receive_error.ok()) {
       error_said_[i] = true;
-      fmt::print(stderr, "receiver: tile {}: receiving stopped: {}\n",
-                 TileId::FromIndex(p_.indices[i], c_.wall.layout).Name(),
-                 st.receive_error.message());
+      spdlog::error("tile {}: receiving stopped: {}",
+                    TileId::FromIndex(p_.indices[i], c_.wall.layout).Name(),
+                    st.receive_error.message());
     }
     node.bytes += s.bytes, node.lost += s.lost, node.complete += s.complete,
         node.incomplete += s.incomplete, node.malformed += s.malformed;

@@ -1,6 +1,7 @@
 #include "receiver/node_setup.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,8 +28,7 @@ int FindNode(const WallConfig& c, const std::string& name, NodeParts* p) {
   if (p->node) return 0;
   std::string names;
   for (const DisplayNode& n : c.nodes) names += (names.empty() ? "" : ", ") + n.name;
-  fmt::print(stderr, "receiver: {}: no display node '{}' (the nodes are: {})\n", c.source, name,
-             names);
+  spdlog::error("{}: no display node '{}' (the nodes are: {})", c.source, name, names);
   return 2;
 }
 
@@ -36,7 +36,7 @@ int OpenFrameLog(const std::string& path, NodeParts* p) {
   if (path.empty()) return 0;
   p->frame_log.reset(std::fopen(path.c_str(), "w"));
   if (p->frame_log) return 0;
-  fmt::print(stderr, "receiver: cannot write {}\n", path);
+  spdlog::error("cannot write {}", path);
   return 2;
 }
 
@@ -49,7 +49,7 @@ int MakeSyncClient(const WallConfig& c, const NodeReceiverOptions& o, NodeParts*
   if (!c.control.token_file.empty()) {
     auto token = ReadToken(c.control.token_file);
     if (!token.ok()) {
-      fmt::print(stderr, "receiver: {}\n", token.status().message());
+      spdlog::error("{}", token.status().message());
       return 2;
     }
     so.token = *token;
@@ -106,14 +106,13 @@ int OpenTiles(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p) {
     if (c.routes[t].node != p->node_index) continue;
     auto source = ResolveTileSource(c, t);
     if (!source.ok()) {
-      fmt::print(stderr, "receiver: {}\n", source.status().message());
+      spdlog::error("{}", source.status().message());
       return 2;
     }
     auto r = TileReceiver::Open(TileOptions(c, o, t, *source, p));
     if (!r.ok()) {
-      fmt::print(stderr, "receiver: tile {}: {}:{}: {}\n",
-                 TileId::FromIndex(t, c.wall.layout).Name(), p->node->address, c.routes[t].port,
-                 r.status().message());
+      spdlog::error("tile {}: {}:{}: {}", TileId::FromIndex(t, c.wall.layout).Name(),
+                    p->node->address, c.routes[t].port, r.status().message());
       return 1;
     }
     p->tiles.push_back(std::move(r).value());
@@ -126,7 +125,7 @@ int OpenDisplay(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p)
   if (o.display.mode == DisplayMode::kHeadless) return 0;
   auto d = NodeDisplay::Create(c, p->node_index, p->indices, o.display);
   if (!d.ok()) {
-    fmt::print(stderr, "receiver: {}\n", d.status().message());
+    spdlog::error("{}", d.status().message());
     return 1;
   }
   p->display = std::move(d).value();

@@ -1,9 +1,11 @@
 #include "receiver/receiver_options.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 
+#include "common/base/log_flag.h"
 #include "receiver/sdp_streams.h"
 
 namespace tilestream {
@@ -68,6 +70,7 @@ void AddRunFlags(CLI::App* app, ReceiverFlags* f, Choices* c) {
   app->add_flag("--no-sync", c->no_sync,
                 "Show frames as they come, without the coordinator's swap sync");
   app->add_flag("-q,--quiet", o.quiet, "No line per second");
+  AddLogLevelFlag(app, &f->log_level);
 }
 
 // Applies the choices to the options; false (said) when they do not fit.
@@ -77,7 +80,7 @@ bool Apply(const Choices& c, ReceiverFlags* f) {
   o.placement = !c.no_placement;
   o.retransmission = !c.no_retransmission;
   if (!f->check && c.headless + c.mosaic + c.span + c.per_tile != 1) {
-    fmt::print(stderr, "receiver: choose one of --headless, --tiles, --span, --mosaic\n");
+    spdlog::error("choose one of --headless, --tiles, --span, --mosaic");
     return false;
   }
   o.display.mode = c.headless ? DisplayMode::kHeadless
@@ -87,7 +90,7 @@ bool Apply(const Choices& c, ReceiverFlags* f) {
   if (c.window.empty()) return true;
   auto size = ParseSize(c.window, "--window", 64, 16384);
   if (!size.ok()) {
-    fmt::print(stderr, "receiver: {}\n", size.status().message());
+    spdlog::error("{}", size.status().message());
     return false;
   }
   o.display.window_width = static_cast<int>(size->width);

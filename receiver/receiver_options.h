@@ -18,7 +18,8 @@ struct ReceiverFlags {
   std::string config_path;
   std::string layout;
   std::vector<std::string> sdp_files;
-  bool check = false;  // pre-flight checks of this host, then exit
+  bool check = false;              // pre-flight checks of this host, then exit
+  std::string log_level = "info";  // common/base/log.h
 };
 
 // Parses the flags. Returns an exit code to end with (help printed: 0, bad

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <cstdio>
@@ -92,10 +93,10 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
     }
     const std::string error = Printable(JsonString(j, "error", line), 200);
     if (subscribed()) {  // the reply to a key's command
-      fmt::print(stderr, "receiver: {}\n", error);
+      spdlog::warn("{}", error);
       continue;
     }
-    if (error != last_error_) fmt::print(stderr, "receiver: swap sync refused: {}\n", error);
+    if (error != last_error_) spdlog::warn("swap sync refused: {}", error);
     last_error_ = error;
     Lost(error);
     return;

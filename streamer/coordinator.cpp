@@ -1,6 +1,7 @@
 #include "streamer/coordinator.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <algorithm>
@@ -62,7 +63,7 @@ class Coordinator {
     }
     if (!options_.sdp_dir.empty()) {
       if (const Status s = WriteSdpFiles(c_, options_.sdp_dir); !s.ok()) {
-        fmt::print(stderr, "streamer: {}\n", s.message());
+        spdlog::error("{}", s.message());
         Broadcast(TickCommand::kStop, 0, 0);
         return 1;
       }
@@ -70,7 +71,7 @@ class Coordinator {
     auto server = ControlServer::Open(
         c_, &sync_, [this](const std::string& line) { return commands_.Handle(line); });
     if (!server.ok()) {
-      fmt::print(stderr, "streamer: {}\n", server.status().message());
+      spdlog::error("{}", server.status().message());
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
@@ -119,8 +120,8 @@ class Coordinator {
         if (stop_->load() || clock_.NowNs() > give_up) {
           for (uint32_t t = 0; t < tiles_; ++t)
             if (!ready[t])
-              fmt::print(stderr, "streamer: tile {} (rank {}) did not report ready\n",
-                         TileName(c_, t), plan_.rank(t));
+              spdlog::error("tile {} (rank {}) did not report ready", TileName(c_, t),
+                            plan_.rank(t));
           return false;
         }
         Sleep(1'000'000);
@@ -134,8 +135,7 @@ class Coordinator {
         ++count;
         if (m.ok) continue;
         all_ok = false;
-        fmt::print(stderr, "streamer: tile {} (rank {}): {}\n", TileName(c_, t), plan_.rank(t),
-                   m.message);
+        spdlog::error("tile {} (rank {}): {}", TileName(c_, t), plan_.rank(t), m.message);
       }
     }
     return all_ok;
@@ -155,10 +155,8 @@ class Coordinator {
         synced = synced || (c_.routes[t].node == n && sync_.member(t));
       if (!synced) missing += (missing.empty() ? "" : ", ") + c_.nodes[n].name;
     }
-    fmt::print(
-        "streamer: swap sync: starting without display node(s) {} (they join when they connect)\n",
-        missing);
-    std::fflush(stdout);
+    spdlog::warn("swap sync: starting without display node(s) {} (they join when they connect)",
+                 missing);
   }
 
   // The frame clock: tick k at start + k / fps; every tile sends the frame
@@ -227,11 +225,14 @@ class Coordinator {
     wall.tile_picture = [this](std::string_view tile) { return thumbnails_.Tile(tile); };
     auto http = HttpApi::Start(c_, std::move(wall));
     if (!http.ok()) {
-      fmt::print(stderr, "streamer: {}\n", http.status().message());
+      spdlog::error("{}", http.status().message());
       return false;
     }
     http_ = std::move(http).value();
-    if (http_) server_->Watch(http_->fd(), [this] { http_->RunPending(); });
+    if (!http_) return true;
+    server_->Watch(http_->fd(), [this] { http_->RunPending(); });
+    spdlog::info("panel, REST API and /metrics on http://{}:{}/", c_.http.listen_address,
+                 http_->port());
     return true;
   }
 
@@ -280,7 +281,7 @@ class Coordinator {
       if (t >= tiles_ || plan_.rank(t) != from) continue;  // not from its rank
       s.error[sizeof s.error - 1] = '\0';
       if (s.error[0] != '\0' && latest_[t].error[0] == '\0')
-        fmt::print(stderr, "streamer: tile {}: {}\n", TileName(c_, t), s.error);
+        spdlog::error("tile {}: {}", TileName(c_, t), s.error);
       latest_[t] = s;
       heard_ns_[t] = clock_.NowNs();
       if (s.final) final_[t] = true;
@@ -312,8 +313,8 @@ class Coordinator {
       if (final_[t]) {
         h = Health::kStopping;
       } else if (now - heard_ns_[t] > kTileSilenceNs) {
-        fmt::print(stderr, "streamer: {} (rank {}) stopped responding; ending the job\n",
-                   TilesOfRank(plan_.rank(t)), plan_.rank(t));
+        spdlog::error("{} (rank {}) stopped responding; ending the job", TilesOfRank(plan_.rank(t)),
+                      plan_.rank(t));
         return Health::kDead;
       }
     }
@@ -357,8 +358,7 @@ class Coordinator {
       if (clock_.NowNs() > give_up) {
         for (uint32_t t = 0; t < tiles_; ++t)
           if (!final_[t])
-            fmt::print(stderr, "streamer: tile {} (rank {}) sent no final report\n",
-                       TileName(c_, t), plan_.rank(t));
+            spdlog::warn("tile {} (rank {}) sent no final report", TileName(c_, t), plan_.rank(t));
         return;
       }
       Sleep(1'000'000);
@@ -376,7 +376,7 @@ class Coordinator {
     if (!options_.json_path.empty()) {
       std::ofstream out(options_.json_path);
       out << FinalReportJson(seconds, streams, c_, options_.bench, synced ? &sync_ : nullptr);
-      if (!out) fmt::print(stderr, "streamer: cannot write {}\n", options_.json_path);
+      if (!out) spdlog::error("cannot write {}", options_.json_path);
     }
   }
 

@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 #include <mpi.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "common/base/log.h"
 #include "common/check/preflight.h"
 #include "streamer/coordinator.h"
 #include "streamer/launch.h"
@@ -30,10 +32,11 @@ int Check(int argc, char** argv) {
   using namespace tilestream;
   StreamerOptions options;
   if (auto rc = ParseStreamerFlags(argc, argv, true, &options)) return *rc;
+  (void)SetUpLogging("streamer", options.log_level);
   if (options.movie_dir.empty()) options.source = "memory";  // no store to check
   auto wall = ResolveWall(options);
   if (!wall.ok()) {
-    fmt::print(stderr, "streamer: {}\n", wall.status().message());
+    spdlog::error("{}", wall.status().message());
     return 2;
   }
   std::vector<Finding> findings = CheckStreamerHost(wall->config);
@@ -52,6 +55,7 @@ int Check(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace tilestream;
   StreamerOptions options;
+  (void)SetUpLogging("streamer");
   if (HasFlag(argc, argv, "-h", "--help"))
     return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
   if (HasFlag(argc, argv, "--check")) return Check(argc, argv);
@@ -73,16 +77,17 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return *rc;
   }
+  (void)SetUpLogging("streamer", options.log_level);  // a known level: the flag checks it
   auto wall = ResolveWall(options);
   if (!wall.ok() && !child) {
-    if (speaks) fmt::print(stderr, "streamer: {}\n", wall.status().message());
+    if (speaks) spdlog::error("{}", wall.status().message());
     MPI_Finalize();
     return 2;
   }
   const uint32_t tiles = wall.ok() ? wall->config.tile_count() : 0;
   auto comm = JoinWall(argc, argv, tiles);
   if (!comm.ok()) {
-    if (speaks) fmt::print(stderr, "streamer: {}\n", comm.status().message());
+    if (speaks) spdlog::error("{}", comm.status().message());
     MPI_Finalize();
     return 2;
   }
@@ -98,8 +103,7 @@ int main(int argc, char** argv) {
   if (rc == kExitPeerGone) {
     // A rank died: finalizing could wait for it forever. End the job.
     if (comm->rank != 0)
-      fmt::print(stderr, "streamer: tile rank {}: no word from the coordinator; ending the job\n",
-                 comm->rank);
+      spdlog::error("tile rank {}: no word from the coordinator; ending the job", comm->rank);
     std::fflush(stdout);
     std::fflush(stderr);
     MPI_Abort(comm->comm, 1);

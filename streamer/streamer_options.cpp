@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/base/log_flag.h"
+
 namespace tilestream {
 
 namespace {
@@ -56,6 +58,7 @@ void AddRunFlags(CLI::App* app, StreamerOptions* o) {
   app->add_option("--json", o->json_path, "Write the final report as JSON to this file");
   app->add_flag("-q,--quiet", o->quiet,
                 "No line per second (the plan and the final report are still printed)");
+  AddLogLevelFlag(app, &o->log_level);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct StreamerOptions {
   std::string json_path;
   uint32_t ring_frames = 4;
   bool quiet = false;
+  std::string log_level = "info";  // common/base/log.h
 };
 
 // Parses the flags. Returns an exit code to end with (help printed: 0, bad

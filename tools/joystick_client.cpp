@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <cmath>
@@ -117,7 +118,7 @@ void JoystickClient::Poll(int timeout_ms) {
       channel_.Receive();
       while (auto line = channel_.NextLine())
         if (line->find("\"ok\":false") != std::string::npos)
-          fmt::print(stderr, "joystick: {}\n", Printable(*line, 300));
+          spdlog::warn("{}", Printable(*line, 300));
       if (!channel_.open()) {
         fmt::print("joystick: the streamer went away ({}); reconnecting\n", channel_.why());
         std::fflush(stdout);

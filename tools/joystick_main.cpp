@@ -2,12 +2,14 @@
 // streamer's control channel (docs/control.md).
 #include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
 
 #include "common/base/guarded_main.h"
+#include "common/base/log_flag.h"
 #include "common/wall/token_file.h"
 #include "common/wall/wall_config.h"
 #include "tools/joystick_client.h"
@@ -46,11 +48,14 @@ int Run(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--duration", seconds, "Quit after this many seconds (default: until Ctrl-C)");
   app.add_flag("--list", list, "List the joysticks and quit");
+  std::string log_level = "info";
+  AddLogLevelFlag(&app, &log_level);
   CLI11_PARSE(app, argc, argv);
+  (void)SetUpLogging("joystick", log_level);
 
   SDL_SetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS, "1");
   if (SDL_Init(SDL_INIT_JOYSTICK) != 0) {
-    fmt::print(stderr, "joystick: SDL: {}\n", SDL_GetError());
+    spdlog::error("SDL: {}", SDL_GetError());
     return 2;
   }
   if (list) {
@@ -62,7 +67,7 @@ int Run(int argc, char** argv) {
   if (!config_path.empty()) {
     auto c = LoadWallConfig(config_path);
     if (!c.ok()) {
-      fmt::print(stderr, "joystick: {}\n", c.status().message());
+      spdlog::error("{}", c.status().message());
       return 2;
     }
     config = std::move(c).value();
@@ -73,7 +78,7 @@ int Run(int argc, char** argv) {
   if (!token_file.empty()) {
     auto token = ReadToken(token_file);
     if (!token.ok()) {
-      fmt::print(stderr, "joystick: {}\n", token.status().message());
+      spdlog::error("{}", token.status().message());
       return 2;
     }
     o.token = *token;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "common/base/clock.h"
 #include "common/base/guarded_main.h"
 #include "common/base/json_text.h"
+#include "common/base/log_flag.h"
 #include "common/net/line_channel.h"
 #include "common/wall/token_file.h"
 #include "common/wall/wall_config.h"
@@ -119,10 +121,13 @@ int Run(int argc, char** argv) {
   app.prefix_command();  // the first word not an option starts the command ("step -1" is not a
                          // flag)
   app.footer("Example: wallctl --config configs/demo-5x3.toml seek 120");
+  std::string log_level = "info";
+  AddLogLevelFlag(&app, &log_level);
   CLI11_PARSE(app, argc, argv);
+  (void)SetUpLogging("wallctl", log_level);
   words = app.remaining();
   if (words.empty()) {
-    fmt::print(stderr, "wallctl: no command (see --help)\n");
+    spdlog::error("no command (see --help)");
     return 2;
   }
 
@@ -130,7 +135,7 @@ int Run(int argc, char** argv) {
   if (!config_path.empty()) {
     auto c = LoadWallConfig(config_path);
     if (!c.ok()) {
-      fmt::print(stderr, "wallctl: {}\n", c.status().message());
+      spdlog::error("{}", c.status().message());
       return 2;
     }
     config = std::move(c).value();
@@ -142,21 +147,21 @@ int Run(int argc, char** argv) {
 
   auto fd = ConnectTcp(host, static_cast<uint16_t>(port), timeout_ms);
   if (!fd.ok()) {
-    fmt::print(stderr, "wallctl: {} (is the streamer playing?)\n", fd.status().message());
+    spdlog::error("{} (is the streamer playing?)", fd.status().message());
     return 2;
   }
   LineChannel channel(std::move(fd).value());
   if (!token_file.empty()) {
     auto token = ReadToken(token_file);
     if (!token.ok()) {
-      fmt::print(stderr, "wallctl: {}\n", token.status().message());
+      spdlog::error("{}", token.status().message());
       return 2;
     }
     auto reply = Ask(&channel, "auth " + *token, timeout_ms);
     const auto j = nlohmann::json::parse(reply.ok() ? *reply : "", nullptr, false);
     if (!reply.ok() || !JsonBool(j, "ok")) {
-      fmt::print(stderr, "wallctl: auth refused: {}\n",
-                 reply.ok() ? Printable(*reply, 300) : reply.status().message());
+      spdlog::error("auth refused: {}",
+                    reply.ok() ? Printable(*reply, 300) : reply.status().message());
       return 2;
     }
   }
@@ -166,7 +171,7 @@ int Run(int argc, char** argv) {
   if (command != "watch") {
     auto reply = Ask(&channel, command, timeout_ms);
     if (!reply.ok()) {
-      fmt::print(stderr, "wallctl: {}\n", reply.status().message());
+      spdlog::error("{}", reply.status().message());
       return 2;
     }
     // The reply as JSON again (escaped: nothing a server sends reaches the
@@ -184,7 +189,7 @@ int Run(int argc, char** argv) {
   for (int n = 0; !g_stop && (count <= 0 || n < count); ++n) {
     auto reply = Ask(&channel, "status", timeout_ms);
     if (!reply.ok()) {
-      fmt::print(stderr, "wallctl: {}\n", reply.status().message());
+      spdlog::error("{}", reply.status().message());
       return 2;
     }
     const auto j = nlohmann::json::parse(*reply, nullptr, false);

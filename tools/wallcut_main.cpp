@@ -1,6 +1,7 @@
 // wallcut: cuts a whole-wall movie into a tile store (docs/tile_store.md).
 #include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 #include <cstdio>
 
 #include "common/base/guarded_main.h"
+#include "common/base/log_flag.h"
 #include "common/wall/layout.h"
 #include "common/wall/wall_config.h"
 #include "tools/frame_source.h"
@@ -20,7 +22,7 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
 int Fail(const std::string& message) {
-  fmt::print(stderr, "wallcut: {}\n", message);
+  spdlog::error("{}", message);
   return 1;
 }
 
@@ -60,7 +62,10 @@ int Run(int argc, char** argv) {
   app.add_flag("--force", force, "Replace a movie already in --out");
   app.add_flag("-q,--quiet", quiet, "No progress bar or summary");
   app.add_option("ppm", ppm_files, "Whole-wall frames as binary PPM files, in order");
+  std::string log_level = "info";
+  AddLogLevelFlag(&app, &log_level);
   CLI11_PARSE(app, argc, argv);
+  (void)SetUpLogging("wallcut", log_level);
 
   if (int(synthetic) + int(from_stdin) + int(!ppm_files.empty()) != 1)
     return Fail("give exactly one source: --synthetic, --stdin or PPM files (see --help)");
@@ -120,16 +125,15 @@ int Run(int argc, char** argv) {
   o.progress = !quiet;
   o.stop = &g_stop;
   if (!quiet) {
-    fmt::print(stderr, "wallcut: {} tiles of {}x{} from {}x{} frames (bezels {}x{}) -> {}\n",
-               wall.layout.ToString(), wall.tile.width, wall.tile.height, wall.source_width(),
-               wall.source_height(), wall.bezel_x, wall.bezel_y, out);
+    spdlog::info("{} tiles of {}x{} from {}x{} frames (bezels {}x{}) -> {}", wall.layout.ToString(),
+                 wall.tile.width, wall.tile.height, wall.source_width(), wall.source_height(),
+                 wall.bezel_x, wall.bezel_y, out);
   }
   auto m = CutMovie(*source, o);
   if (!m.ok()) return Fail(m.status().message());
   if (!quiet) {
-    fmt::print(stderr, "wallcut: wrote {} frames of {} tiles ({:.1f} MB) to {}\n", m->frames,
-               m->layout.tile_count(), m->frames * m->frame_stride * m->layout.tile_count() / 1e6,
-               out);
+    spdlog::info("wrote {} frames of {} tiles ({:.1f} MB) to {}", m->frames, m->layout.tile_count(),
+                 m->frames * m->frame_stride * m->layout.tile_count() / 1e6, out);
   }
   return 0;
 }
