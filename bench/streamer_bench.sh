@@ -14,6 +14,12 @@
 #        disk` with huge pages on that file, two threads (two buffers, as a
 #        ring needs) and, for scale, one; and the streamer reading and sending
 #        unpaced (disk to network: the lower of the two rates).
+# thumbnails: a played wall (not --bench: the live picture is made only
+#        while a tile rank waits for the next tick), 4 tiles of 2560x1600 at
+#        22 fps, paced, memory source: rate, late frames, skipped ticks and
+#        CPU with the control room's thumbnails once a second and without
+#        (http.thumbnail_period_ms = 0), rounds interleaved; the reference is
+#        the run without them.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -121,10 +127,48 @@ rec("disk.one", o); rec("disk.two", w); rec("disk.ring", g); rec("disk.tile", t)
 PY
 }
 
+bench_thumbnails() {
+  local with=() without=()
+  for round in 1 2 3; do
+    for period in 1000 0; do
+      local cfg="$out/thumbs-$period.toml" js="$out/thumbs-$period-$round.json"
+      wall_config 4 1 "$cfg"
+      printf '[sync]\nenabled = false\n[http]\nthumbnail_period_ms = %s\n' "$period" >>"$cfg"
+      build/bench/udp_sink --port 50000 --count 4 --seconds $((secs + 20)) >/dev/null &
+      local sink=$!
+      sleep 0.5
+      scripts/streamer.sh --config "$cfg" --source memory --duration "$secs" -q --json "$js" \
+        >"$out/thumbs-$period-$round.log" 2>&1
+      kill "$sink" 2>/dev/null; wait "$sink" 2>/dev/null || true
+      if [ "$period" = 0 ]; then without+=("$js"); else with+=("$js"); fi
+    done
+  done
+  python3 - "${with[*]}" "${without[*]}" <<'PY'
+import json, os, statistics, sys
+exec(os.environ["PYREC"])
+def runs(arg):
+    out = []
+    for path in arg.split():
+        d = json.load(open(path))
+        a = d["aggregate"]
+        out.append((a["mbps"] / 1000, a["late_frames"], a["skipped_ticks"], a["cpu_percent"]))
+    return out
+w, wo = runs(sys.argv[1]), runs(sys.argv[2])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+for name, rs in (("without (reference)", wo), ("with, 1 a second", w)):
+    print("thumbnails %s: %.2f Gbit/s, late frames %s, skipped ticks %s, CPU %s %%" % (
+        name, med(rs, 0), [r[1] for r in rs], [r[2] for r in rs], " ".join("%.1f" % r[3] for r in rs)))
+print("thumbnails: rate %.4f x, CPU %.3f x the run without (medians of 3 interleaved rounds)" % (
+    med(w, 0) / med(wo, 0), med(w, 3) / med(wo, 3)))
+rec("thumbnails.rate_ratio", med(w, 0) / med(wo, 0)); rec("thumbnails.cpu_ratio", med(w, 3) / med(wo, 3))
+PY
+}
+
 case "$what" in
   send) bench_send ;;
   paced) bench_paced ;;
   disk) bench_disk ;;
-  all) bench_send; bench_paced; bench_disk ;;
-  *) echo "usage: $0 [send|paced|disk|all]" >&2; exit 2 ;;
+  thumbnails) bench_thumbnails ;;
+  all) bench_send; bench_paced; bench_disk; bench_thumbnails ;;
+  *) echo "usage: $0 [send|paced|disk|thumbnails|all]" >&2; exit 2 ;;
 esac

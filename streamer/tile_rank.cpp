@@ -25,7 +25,6 @@ constexpr int64_t kGoTimeoutNs = 65 * kSecond;
 // Statistics are also the heartbeat: rank 0 calls a tile dead after 1.5 s of
 // silence, which must come before mpirun's own 2 s abort to name the tile.
 constexpr int64_t kStatsPeriodNs = kSecond / 4;
-constexpr int64_t kThumbnailPeriodNs = kSecond;
 
 int64_t ProcessCpuNs() {
   timespec ts;
@@ -308,12 +307,13 @@ class TileRank {
     MPI_Request request = MPI_REQUEST_NULL;
   };
 
-  // About once a second, between frames (never while one is being sent),
+  // Every http.thumbnail_period_ms (1 s), between frames (never while one is being sent),
   // a thumbnail of each tile's last frame to the coordinator's live
   // picture, into a buffer set up once; skipped while the last one of the
   // tile is still on its way.
   void MaybeSendThumbnails(int64_t now) {
-    if (now - last_thumbnail_ns_ < kThumbnailPeriodNs) return;
+    const int64_t period = int64_t{wall_.config.http.thumbnail_period_ms} * 1'000'000;
+    if (period == 0 || now - last_thumbnail_ns_ < period) return;
     last_thumbnail_ns_ = now;
     const TileGeometry tile = wall_.config.wall.tile;
     const ThumbnailSize size = ThumbnailOf(tile.width, tile.height);

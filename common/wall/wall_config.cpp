@@ -129,7 +129,7 @@ void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
 void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
   r.CheckKeys(t, "http",
               {"listen", "port", "node_listen", "node_port_base", "max_clients", "max_body_bytes",
-               "timeout_s"});
+               "timeout_s", "thumbnail_period_ms"});
   r.String(t, "http", "listen", &h->listen_address);
   r.Int(t, "http", "port", 0, 65535, &h->port);
   r.String(t, "http", "node_listen", &h->node_listen_address);
@@ -137,6 +137,7 @@ void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
   r.Int(t, "http", "max_clients", 1, 256, &h->max_clients);
   r.Int(t, "http", "max_body_bytes", 64, 1 << 20, &h->max_body_bytes);
   r.Int(t, "http", "timeout_s", 1, 300, &h->timeout_s);
+  r.Int(t, "http", "thumbnail_period_ms", 0, 60000, &h->thumbnail_period_ms);
 }
 
 void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {

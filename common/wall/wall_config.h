@@ -108,10 +108,11 @@ struct HttpSettings {
   std::string listen_address = "127.0.0.1";
   uint16_t port = 7480;  // 0: no HTTP on the coordinator
   std::string node_listen_address = "127.0.0.1";
-  uint16_t node_port_base = 7481;  // display node i serves /metrics here + i; 0: none
-  uint32_t max_clients = 8;        // requests served at once; more wait their turn
-  uint32_t max_body_bytes = 4096;  // a longer request body is refused (413)
-  uint32_t timeout_s = 5;          // to read a request or write a reply
+  uint16_t node_port_base = 7481;       // display node i serves /metrics here + i; 0: none
+  uint32_t max_clients = 8;             // requests served at once; more wait their turn
+  uint32_t max_body_bytes = 4096;       // a longer request body is refused (413)
+  uint32_t timeout_s = 5;               // to read a request or write a reply
+  uint32_t thumbnail_period_ms = 1000;  // tiles' live pictures this often; 0: none
 
   // Display node `node`'s /metrics port, or 0.
   uint16_t node_port(uint32_t node) const {

@@ -258,6 +258,42 @@ TEST(WallConfig, RejectsNonLoopbackControlWithoutToken) {
   EXPECT_EQ(ok->control.client_address(), "192.0.2.7");
 }
 
+TEST(WallConfig, ReadsTheWebSideAndChecksItsAddressesAndPorts) {
+  auto c = ParseWallConfig(std::string(kTwoTiles) +
+                               "[http]\nport = 8080\nnode_port_base = 9100\nmax_clients = 4\n"
+                               "max_body_bytes = 1024\ntimeout_s = 2\nthumbnail_period_ms = 0\n",
+                           "w.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->http.port, 8080);
+  EXPECT_EQ(c->http.node_port(1), 9101);
+  EXPECT_EQ(c->http.max_clients, 4u);
+  EXPECT_EQ(c->http.thumbnail_period_ms, 0u);
+  const WallConfig defaults = DefaultWallConfig({1, 1});
+  EXPECT_EQ(defaults.http.port, 7480);
+  EXPECT_EQ(defaults.http.node_port(0), 7481);
+  EXPECT_EQ(defaults.http.listen_address, "127.0.0.1");
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nlisten = \"0.0.0.0\"\n"),
+              HasSubstr("control.token_file: http.listen = '0.0.0.0' is not loopback"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nnode_listen = \"10.0.0.1\"\n"),
+              HasSubstr("http.node_listen = '10.0.0.1' is not loopback"));
+  EXPECT_TRUE(
+      ParseWallConfig(std::string(kTwoTiles) +
+                          "[control]\ntoken_file = \"/etc/t\"\n[http]\nlisten = \"0.0.0.0\"\n",
+                      "w.toml")
+          .ok());
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nlisten = \"wall\"\n"),
+              HasSubstr("http.listen: 'wall' is not an IPv4 or IPv6 address"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nport = 7470\n"),
+              HasSubstr("http.port: port 7470 is also control.port"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nnode_port_base = 7469\n"),
+              HasSubstr("the nodes' ports 7469..7470 include port 7470"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nnode_port_base = 65535\n"),
+              HasSubstr("http.node_port_base: 65535 + 2 nodes is beyond 65535"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nmax_body_bytes = 1\n"),
+              HasSubstr("http.max_body_bytes"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nbogus = 1\n"), HasSubstr("bogus"));
+}
+
 TEST(WallConfig, RejectsWildcardControlWithoutClientAddress) {
   EXPECT_THAT(
       Error(std::string(kTwoTiles) + "[control]\nlisten = \"::\"\ntoken_file = \"/etc/t\"\n"),
