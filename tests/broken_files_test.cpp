@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -101,6 +103,31 @@ TEST(BrokenFiles, EveryBrokenManifestIsRefusedByTheLoaderAndTheStreamer) {
     ExpectProgramRefuses(STREAMER_PATH " --check --layout 1x1 --movie " + movie,
                          movie + "/movie.toml", expect, dir);
   }
+}
+
+// Every program logs through one logger: a line with its date, time, level
+// and name; --log-level sets the threshold.
+TEST(ProgramLogs, AnErrorIsOneLineWithTimeLevelAndProgram) {
+  TempDir dir;
+  const std::string bad = Files("config").front().string();
+  const std::regex line(
+      R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} error (streamer|receiver|wallctl): .+$)");
+  for (const std::string& command :
+       {std::string(STREAMER_PATH " --check --config ") + bad,
+        std::string(RECEIVER_PATH " --headless --duration 1 --config ") + bad,
+        std::string(WALLCTL_PATH " --port 1 status")}) {
+    const auto r = Shell("timeout 20 " + command, dir);
+    EXPECT_NE(r.exit_code, 0) << command;
+    std::istringstream lines(r.output);
+    std::string first;
+    std::getline(lines, first);
+    EXPECT_TRUE(std::regex_match(first, line)) << command << ":\n" << r.output;
+  }
+  EXPECT_EQ(Shell("timeout 20 " WALLCTL_PATH " --port 1 --log-level off status", dir).output, "")
+      << "nothing logged";
+  const auto unknown = Shell("timeout 20 " WALLCTL_PATH " --log-level loud status", dir);
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_THAT(unknown.output, HasSubstr("--log-level"));
 }
 
 }  // namespace
