@@ -30,7 +30,8 @@ void MakeThumbnail(const std::byte* rgb, uint32_t tile_width, uint32_t tile_heig
     const std::byte* r0 = rgb + size_t{Sampled(y, size.factor, tile_height, next_y)} * row_bytes;
     const std::byte* r1 = r0 + next_y * row_bytes;
     for (uint32_t x = 0; x < size.width; ++x) {
-      const size_t a = size_t{Sampled(x, size.factor, tile_width, next_x)} * 3, b = a + next_x * 3;
+      const size_t a = size_t{Sampled(x, size.factor, tile_width, next_x)} * 3,
+                   b = a + size_t{next_x} * 3;
       for (size_t c = 0; c < 3; ++c) {
         const unsigned sum =
             std::to_integer<unsigned>(r0[a + c]) + std::to_integer<unsigned>(r0[b + c]) +

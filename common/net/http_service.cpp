@@ -43,7 +43,7 @@ const char* ReasonOf(int status) {
 
 void SetReply(const HttpReply& r, httplib::Response* res) {
   res->status = r.status;
-  res->set_content(r.body, r.content_type.c_str());
+  res->set_content(r.body, r.content_type);
 }
 
 }  // namespace

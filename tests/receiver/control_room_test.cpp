@@ -44,7 +44,7 @@ class ControlRoomTest : public ReceiverTest {
   }
 
   httplib::Result Post(const std::string& path, const std::string& body = "") {
-    return http_.Post(path.c_str(), body, "application/json");
+    return http_.Post(path, body, "application/json");
   }
 
   static uint16_t FreeTcpPort() {
@@ -223,12 +223,13 @@ TEST_F(ControlRoomTest, BadRequestsGetJsonErrorsAndTheWallPlaysOn) {
   }
 }
 
-// A wall with a token: every call but the panel's page needs it, by
-// "Authorization: Bearer"; the display nodes' /metrics too.
-TEST_F(ControlRoomTest, WithATokenEveryCallNeedsTheBearerToken) {
+// A remote listener (every address: it needs a token): every call but the
+// panel's page needs it, by "Authorization: Bearer"; the display nodes'
+// /metrics too.
+TEST_F(ControlRoomTest, ARemoteListenerNeedsTheBearerTokenForEveryCall) {
   std::ofstream(dir_ / "token") << "correct horse battery staple\n";
   std::ofstream(config_, std::ios::app)
-      << "[control]\ntoken_file = \"" << (dir_ / "token") << "\"\n";
+      << "[control]\ntoken_file = \"" << (dir_ / "token") << "\"\n[http]\nlisten = \"0.0.0.0\"\n";
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   std::thread calls([&] {
     ASSERT_TRUE(testing::WaitFor([&] {
@@ -281,7 +282,7 @@ TEST_F(ControlRoomTest, APrometheusServerScrapesTheCoordinatorAndTheDisplayNodes
     }
     httplib::Client query("127.0.0.1", port);
     const auto series_up = [&](const std::string& metric) {
-      auto r = query.Get(("/api/v1/query?query=" + metric).c_str());
+      auto r = query.Get("/api/v1/query?query=" + metric);
       if (!r || r->status != 200) return size_t{0};
       const auto j = nlohmann::json::parse(r->body, nullptr, false);
       size_t up = 0;

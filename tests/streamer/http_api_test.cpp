@@ -72,7 +72,7 @@ class HttpApiTest : public ::testing::Test {
   }
 
   httplib::Result Post(const std::string& path, const std::string& body = "") {
-    return client_->Post(path.c_str(), body, "application/json");
+    return client_->Post(path, body, "application/json");
   }
 
   WallConfig config_ = DefaultWallConfig({2, 1});

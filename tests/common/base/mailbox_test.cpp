@@ -57,8 +57,8 @@ TEST(Mailbox, CallsFromManyThreadsEachGetTheirOwnAnswer) {
   for (int i = 0; i < 8; ++i) {
     callers.emplace_back([&, i] {
       for (int k = 0; k < 50; ++k) {
-        const std::string want = std::to_string(i * 100 + k);
-        if (box.Call([want] { return want; }, milliseconds(10'000)) == want) ++right;
+        const auto answer = [i, k] { return std::to_string(i * 100 + k); };
+        if (box.Call(answer, milliseconds(10'000)) == answer()) ++right;
       }
     });
   }
