@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -288,6 +289,8 @@ class Coordinator {
     }
   }
 
+  // Keeps each tile's newest thumbnail (streamer/thumbnail_board.h), if it
+  // came from the tile's rank.
   void DrainThumbnails() {
     MPI_Status st;
     int waiting = 0, bytes = 0;
@@ -295,10 +298,16 @@ class Coordinator {
       MPI_Iprobe(MPI_ANY_SOURCE, kTagThumbnail, comm_.comm, &waiting, &st);
       if (!waiting) return;
       MPI_Get_count(&st, MPI_BYTE, &bytes);
-      if (bytes < 0 || static_cast<size_t>(bytes) > thumbnail_in_.size()) bytes = 0;
+      // Never bigger from this build; a receive too small would abort the job.
+      const size_t size = static_cast<size_t>(std::max(bytes, 0));
+      if (size > thumbnail_in_.size()) thumbnail_in_.resize(size);
       MPI_Recv(thumbnail_in_.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagThumbnail, comm_.comm,
                MPI_STATUS_IGNORE);
-      thumbnails_.Accept(std::span(thumbnail_in_.data(), static_cast<size_t>(bytes)));
+      ThumbnailHeader h;
+      if (size < sizeof h) continue;
+      std::memcpy(&h, thumbnail_in_.data(), sizeof h);
+      if (h.tile < tiles_ && plan_.rank(h.tile) == st.MPI_SOURCE)
+        thumbnails_.Accept(std::span(thumbnail_in_.data(), size));
     }
   }
 

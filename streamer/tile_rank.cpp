@@ -65,6 +65,10 @@ class TileRank {
       feedback_streams_.push_back(s.get());
     }
     outbox_.resize(streams_.size());
+    if (wall_.config.http.thumbnail_period_ms > 0) {
+      thumbnails_.resize(streams_.size());
+      for (ThumbnailOutbox& t : thumbnails_) t.message.resize(kThumbnailMessageMaxBytes);
+    }
     bench_.resize(streams_.size());
     return ok;
   }
@@ -307,24 +311,22 @@ class TileRank {
     MPI_Request request = MPI_REQUEST_NULL;
   };
 
-  // Every http.thumbnail_period_ms (1 s), between frames (never while one is being sent),
-  // a thumbnail of each tile's last frame to the coordinator's live
-  // picture, into a buffer set up once; skipped while the last one of the
-  // tile is still on its way.
+  // Every http.thumbnail_period_ms (1 s), between frames (never while one
+  // is being sent), a thumbnail of each tile's last frame for the
+  // coordinator's live picture, into the buffer SetUp made; skipped while
+  // the tile's last one is still on its way.
   void MaybeSendThumbnails(int64_t now) {
     const int64_t period = int64_t{wall_.config.http.thumbnail_period_ms} * 1'000'000;
     if (period == 0 || now - last_thumbnail_ns_ < period) return;
     last_thumbnail_ns_ = now;
     const TileGeometry tile = wall_.config.wall.tile;
     const ThumbnailSize size = ThumbnailOf(tile.width, tile.height);
-    thumbnails_.resize(streams_.size());
-    for (size_t i = 0; i < streams_.size(); ++i) {
+    for (size_t i = 0; i < thumbnails_.size(); ++i) {
       ThumbnailOutbox& o = thumbnails_[i];
       int done = 1;
       if (o.request != MPI_REQUEST_NULL) MPI_Test(&o.request, &done, MPI_STATUS_IGNORE);
       const std::byte* frame = streams_[i]->last_frame();
       if (!done || !frame) continue;
-      if (o.message.empty()) o.message.resize(kThumbnailMessageMaxBytes);
       const ThumbnailHeader h{streams_[i]->tile(), size.width, size.height, 0,
                               streams_[i]->last_frame_index()};
       std::memcpy(o.message.data(), &h, sizeof h);

@@ -36,6 +36,7 @@ TEST(WallStatus, NamesEveryTileWithItsRankAndNicBeforeAnySecondIsCounted) {
   EXPECT_EQ(j["tiles"][0]["rank"], 1);
   EXPECT_EQ(j["tiles"][1]["rank"], 2);
   EXPECT_EQ(j["tiles"][0]["nic"], "default");
+  EXPECT_EQ(j["tiles"][0]["node"], "localhost");
   EXPECT_FALSE(j["tiles"][0].contains("gbps"));
   EXPECT_FALSE(j["tiles"][0].contains("receiver"));
   EXPECT_EQ(j["sync"]["enabled"], w.config.sync.enabled);
