@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "common/base/metrics_text.h"
-#include "common/wall/token_file.h"
+#include "common/control/http_listener.h"
 
 namespace tilestream {
 namespace {
@@ -90,24 +90,16 @@ Result<std::unique_ptr<NodeMetrics>> NodeMetrics::Start(
     std::vector<std::string> names) {
   const uint16_t port = c.http.node_port(node);
   if (port == 0) return std::unique_ptr<NodeMetrics>();
-  HttpServiceOptions o;
-  o.name = fmt::format("metrics listener (http.node_port_base in {})", c.source);
-  o.listen_address = c.http.node_listen_address;
-  o.port = port;
-  o.max_clients = c.http.max_clients;
-  o.max_body_bytes = c.http.max_body_bytes;
-  o.timeout_s = c.http.timeout_s;
-  if (!c.control.token_file.empty()) {
-    auto token = ReadToken(c.control.token_file);
-    if (!token.ok()) return token.status();
-    o.token = *token;
-  }
+  auto o =
+      HttpListenerOptions(c, fmt::format("metrics listener (http.node_port_base in {})", c.source),
+                          c.http.node_listen_address, port);
+  if (!o.ok()) return o.status();
   std::unique_ptr<NodeMetrics> m(new NodeMetrics(c.nodes[node].name, tiles, std::move(names)));
   NodeMetrics* self = m.get();
   auto service = HttpService::Start(
-      o, {{"GET", "/metrics", [self](const HttpRequest&) {
-             return HttpReply{200, std::string(MetricsText::kContentType), self->Text()};
-           }}});
+      *o, {{"GET", "/metrics", [self](const HttpRequest&) {
+              return HttpReply{200, std::string(MetricsText::kContentType), self->Text()};
+            }}});
   if (!service.ok()) return service.status();
   m->service_ = std::move(service).value();
   return m;

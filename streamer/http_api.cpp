@@ -6,8 +6,8 @@
 
 #include "common/base/json_text.h"
 #include "common/base/metrics_text.h"
+#include "common/control/http_listener.h"
 #include "common/image/png.h"
-#include "common/wall/token_file.h"
 #include "streamer/panel.h"
 
 namespace tilestream {
@@ -50,20 +50,12 @@ HttpReply Unavailable() {
 
 Result<std::unique_ptr<HttpApi>> HttpApi::Start(const WallConfig& config, WallEndpoints wall) {
   if (config.http.port == 0) return std::unique_ptr<HttpApi>();
-  HttpServiceOptions o;
-  o.name = fmt::format("http listener (http.port in {})", config.source);
-  o.listen_address = config.http.listen_address;
-  o.port = config.http.port;
-  o.max_clients = config.http.max_clients;
-  o.max_body_bytes = config.http.max_body_bytes;
-  o.timeout_s = config.http.timeout_s;
-  if (!config.control.token_file.empty()) {
-    auto token = ReadToken(config.control.token_file);
-    if (!token.ok()) return token.status();
-    o.token = *token;
-  }
+  auto o =
+      HttpListenerOptions(config, fmt::format("http listener (http.port in {})", config.source),
+                          config.http.listen_address, config.http.port);
+  if (!o.ok()) return o.status();
   std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall)));
-  auto service = HttpService::Start(o, api->Routes());
+  auto service = HttpService::Start(*o, api->Routes());
   if (!service.ok()) return service.status();
   api->service_ = std::move(service).value();
   return api;

@@ -11,6 +11,7 @@
 
 #include "receiver/node_metrics.h"
 #include "streamer/wall_metrics.h"
+#include "tests/streamer/wall_state.h"
 #include "tests/support/shell.h"
 
 namespace tilestream {
@@ -27,15 +28,9 @@ std::set<std::string> Families(const std::string& text) {
 }
 
 std::set<std::string> Exported() {
-  const WallConfig config = DefaultWallConfig({2, 1});
-  const RankPlan plan(config, 2);
-  const SwapSyncMaster sync(2, false);
-  const std::vector<StreamSummary> last_second;
-  const std::vector<TileStats> latest(2);
-  const std::vector<ControlServer::ReceiverTileStats> receivers(2);
+  const testing::WallState w;
   const Playback playback(10, 30, {});
-  std::set<std::string> names =
-      Families(WallMetrics({config, plan, sync, 0, last_second, latest, receivers}, &playback));
+  std::set<std::string> names = Families(WallMetrics(w.View(0), &playback));
   NodeMetricsView node;
   node.node = "n";
   const std::set<std::string> more = Families(NodeMetricsText(node));

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/streamer/wall_state.h"
 #include "tests/support/promtool.h"
 
 namespace tilestream {
@@ -10,17 +11,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct WallState {
-  WallConfig config = DefaultWallConfig({2, 1});
-  RankPlan plan{config, 2};
-  SwapSyncMaster sync{2, false};
-  std::vector<StreamSummary> last_second;
-  std::vector<TileStats> latest = std::vector<TileStats>(2);
-  std::vector<ControlServer::ReceiverTileStats> receivers =
-      std::vector<ControlServer::ReceiverTileStats>(2);
-
-  WallStatusView View() const { return {config, plan, sync, 2, last_second, latest, receivers}; }
-};
+using testing::WallState;
 
 TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   WallState w;
@@ -29,7 +20,7 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   w.latest[1].disk_read_ns = 1'500'000'000;
   w.receivers[0] = {true, 25, 0, 0};
   Playback playback(100, 30, {});
-  const std::string text = WallMetrics(w.View(), &playback);
+  const std::string text = WallMetrics(w.View(2), &playback);
   EXPECT_THAT(text, HasSubstr("# TYPE tilestream_tile_sent_bytes_total counter\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_tile_sent_bytes_total{tile=\"r0c1\",nic=\"default\",node="
                               "\"localhost\"} 123456\n"));
@@ -48,9 +39,9 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
 TEST(WallMetrics, PromtoolFindsNothingToSay) {
   WallState w;
   Playback playback(100, 30, {});
-  const auto checked = testing::PromtoolCheck(WallMetrics(w.View(), &playback));
+  const auto checked = testing::PromtoolCheck(WallMetrics(w.View(2), &playback));
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
-  const auto bench = testing::PromtoolCheck(WallMetrics(w.View(), nullptr));
+  const auto bench = testing::PromtoolCheck(WallMetrics(w.View(2), nullptr));
   EXPECT_EQ(bench.exit_code, 0) << bench.output;
 }
 

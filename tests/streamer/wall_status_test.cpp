@@ -6,25 +6,12 @@
 
 #include "common/control/control_commands.h"
 #include "common/control/playback.h"
+#include "tests/streamer/wall_state.h"
 
 namespace tilestream {
 namespace {
 
-// The coordinator's state for a 2x1 wall served by two tile ranks, as plain
-// values: what `status` reads, with no MPI and no sockets.
-struct WallState {
-  WallConfig config = DefaultWallConfig({2, 1});
-  RankPlan plan{config, 2};
-  SwapSyncMaster sync{2, false};
-  std::vector<StreamSummary> last_second;
-  std::vector<TileStats> latest = std::vector<TileStats>(2);
-  std::vector<ControlServer::ReceiverTileStats> receivers =
-      std::vector<ControlServer::ReceiverTileStats>(2);
-
-  WallStatusView View(size_t synced_nodes) const {
-    return {config, plan, sync, synced_nodes, last_second, latest, receivers};
-  }
-};
+using testing::WallState;
 
 TEST(WallStatus, NamesEveryTileWithItsRankAndNicBeforeAnySecondIsCounted) {
   const WallState w;
