@@ -5,7 +5,7 @@ Opens the panel, waits until it shows the wall playing and a live picture,
 clicks Pause, drags the frame slider, and waits until the panel says the
 wall is paused on the frame the slider shows. Saves a screenshot and prints
 one JSON line: {"frame": the frame dragged to, "lit": the share of the live
-picture's pixels that are not black}. Exits non-zero, saying why, if any step
+picture's pixels that are not black, "colours": how many it has}. Exits non-zero, saying why, if any step
 fails. Run by tests/receiver/control_room_test.cpp against a live wall.
 """
 import argparse
@@ -20,20 +20,32 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-# The share of the live picture's pixels that are not black, read back
-# through a canvas (the picture is a blob URL of our own origin).
-LIT_SHARE_JS = """
+# The live picture read back through a canvas (it is a blob URL of our own
+# origin): the share of its pixels that are not black, and how many
+# different colours it has. Bezels alone (dark grey) are a few percent and
+# one colour; the test pattern's tiles are about half lit and many colours.
+PICTURE_JS = """
 const img = document.getElementById('wall-img');
-if (img.hidden || !img.naturalWidth) return 0;
+if (img.hidden || !img.naturalWidth) return [0, 0];
 const c = document.createElement('canvas');
 c.width = img.naturalWidth; c.height = img.naturalHeight;
 const g = c.getContext('2d');
 g.drawImage(img, 0, 0);
 const d = g.getImageData(0, 0, c.width, c.height).data;
 let lit = 0;
-for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] > 30) ++lit;
-return lit / (d.length / 4);
+const colours = new Set();
+for (let i = 0; i < d.length; i += 4) {
+  if (d[i] + d[i + 1] + d[i + 2] > 30) ++lit;
+  colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+}
+return [lit / (d.length / 4), colours.size];
 """
+LIT_ENOUGH = 0.2  # the tiles are in, not only the bezels
+
+
+def picture(driver):
+    lit, colours = driver.execute_script(PICTURE_JS)
+    return lit, colours
 
 
 def browser():
@@ -76,18 +88,16 @@ def main():
     try:
         driver.get(args.url)
         wait(driver, "the wall playing", lambda d: text_of(d, "state") == "playing", args.timeout)
-        wait(driver, "the live picture", lambda d: d.execute_script(LIT_SHARE_JS) > 0, args.timeout)
+        wait(driver, "the live picture", lambda d: picture(d)[0] > LIT_ENOUGH, args.timeout)
         driver.find_element(By.ID, "toggle").click()
         wait(driver, "pause", lambda d: text_of(d, "state") == "paused", args.timeout)
         frame = drag_slider(driver, 0.7)
         wait(driver, f"the wall on frame {frame}",
              lambda d: text_of(d, "frame-label").startswith(f"frame {frame} /")
              and text_of(d, "state") == "paused" and not text_of(d, "error"), args.timeout)
-        # The picture comes from the tiles about once a second.
-        wait(driver, "a fresh picture", lambda d: d.execute_script(LIT_SHARE_JS) > 0, args.timeout)
-        lit = driver.execute_script(LIT_SHARE_JS)
+        lit, colours = picture(driver)
         driver.save_screenshot(args.screenshot)
-        print(json.dumps({"frame": frame, "lit": lit}))
+        print(json.dumps({"frame": frame, "lit": lit, "colours": colours}))
     finally:
         driver.quit()
     return 0
