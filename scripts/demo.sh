@@ -39,4 +39,4 @@ cat build/demo-receiver.txt
 if [ -f build/demo-mosaic.ppm ] && command -v pnmtopng >/dev/null; then
   pnmtopng build/demo-mosaic.ppm > build/demo-mosaic.png && echo "demo: the last picture: build/demo-mosaic.png" >&2
 fi
-echo "demo: while it plays, build/tools/wallctl watch shows the wall; receiver --tiles gives a fullscreen window per tile (docs/receiver.md)." >&2
+echo "demo: while it plays, http://127.0.0.1:7480/ (the web panel) and build/tools/wallctl watch show the wall; receiver --tiles gives a fullscreen window per tile (docs/receiver.md)." >&2
