@@ -7,6 +7,7 @@
 #include "common/base/json_text.h"
 #include "common/base/metrics_text.h"
 #include "common/control/http_listener.h"
+#include "common/control/rest_calls.h"
 #include "common/image/png.h"
 #include "streamer/panel.h"
 
@@ -14,33 +15,6 @@ namespace tilestream {
 namespace {
 
 constexpr std::chrono::milliseconds kWallAnswerTimeout{2000};
-
-// The control line of a REST call with a JSON body: seek {"frame": N},
-// step {"frames": N} (1 without a body), speed {"speed": X}, loop
-// {"loop": true}. An error message when the body says something else.
-Result<std::string> LineOfBody(std::string_view name, std::string_view body) {
-  const nlohmann::json j = nlohmann::json::parse(body.empty() ? "{}" : body, nullptr, false);
-  const auto expected = [&](std::string_view example) {
-    return Status::InvalidArgument(fmt::format("{}: expected a JSON body like {}", name, example));
-  };
-  if (!j.is_object()) return expected(name == "step" ? R"({"frames": -1})" : "an object");
-  if (name == "seek") {
-    if (!j.contains("frame") || !j["frame"].is_number_integer())
-      return expected(R"({"frame": 120})");
-    return fmt::format("seek {}", j["frame"].get<int64_t>());
-  }
-  if (name == "step") {
-    if (!j.contains("frames")) return std::string("step +1");
-    if (!j["frames"].is_number_integer()) return expected(R"({"frames": -1})");
-    return fmt::format("step {:+}", j["frames"].get<int64_t>());
-  }
-  if (name == "speed") {
-    if (!j.contains("speed") || !j["speed"].is_number()) return expected(R"({"speed": -2})");
-    return fmt::format("speed {}", j["speed"].get<double>());
-  }
-  if (!j.contains("loop") || !j["loop"].is_boolean()) return expected(R"({"loop": false})");
-  return std::string(j["loop"].get<bool>() ? "loop on" : "loop off");
-}
 
 HttpReply Unavailable() {
   return HttpReply::Error(503, "the coordinator did not answer in time (starting or stopping?)");
@@ -70,11 +44,7 @@ std::vector<HttpRoute> HttpApi::Routes() {
   routes.push_back({"GET", "/index.html", page, false, true});
   routes.push_back(
       {"GET", "/api/status", [this](const HttpRequest&) { return Command("status"); }});
-  for (const char* name : {"play", "pause", "toggle", "stop"}) {
-    routes.push_back({"POST", fmt::format("/api/{}", name),
-                      [this, name](const HttpRequest&) { return Command(name); }});
-  }
-  for (const char* name : {"seek", "step", "speed", "loop"}) {
+  for (const char* name : {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop"}) {
     routes.push_back({"POST", fmt::format("/api/{}", name), [this, name](const HttpRequest& r) {
                         return CommandWithBody(name, r.body);
                       }});
@@ -111,7 +81,7 @@ HttpReply HttpApi::Command(std::string_view line) {
 }
 
 HttpReply HttpApi::CommandWithBody(std::string_view name, std::string_view body) {
-  auto line = LineOfBody(name, body);
+  auto line = ControlLineOfRestCall(name, body);
   if (!line.ok()) return HttpReply::Error(400, line.status().message());
   return Command(*line);
 }
