@@ -6,7 +6,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <png.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -17,6 +16,7 @@
 #include "common/net/line_channel.h"
 #include "tests/receiver/live_wall.h"
 #include "tests/support/promtool.h"
+#include "tests/support/tcp_port.h"
 
 namespace tilestream {
 namespace {
@@ -45,14 +45,6 @@ class ControlRoomTest : public ReceiverTest {
 
   httplib::Result Post(const std::string& path, const std::string& body = "") {
     return http_.Post(path, body, "application/json");
-  }
-
-  static uint16_t FreeTcpPort() {
-    auto fd = ListenTcp("127.0.0.1", 0);
-    sockaddr_in a{};
-    socklen_t len = sizeof a;
-    if (fd.ok()) getsockname(fd->get(), reinterpret_cast<sockaddr*>(&a), &len);
-    return ntohs(a.sin_port);
   }
 
   // Runs `command` with sh; killed at the end of the test if still running.
@@ -260,7 +252,7 @@ TEST_F(ControlRoomTest, ARemoteListenerNeedsTheBearerTokenForEveryCall) {
 TEST_F(ControlRoomTest, APrometheusServerScrapesTheCoordinatorAndTheDisplayNodes) {
   ASSERT_EQ(system("command -v prometheus >/dev/null"), 0)
       << "no prometheus: scripts/install-deps.sh";
-  const uint16_t port = FreeTcpPort();
+  const uint16_t port = testing::FreeTcpPort();
   std::ofstream(dir_ / "prometheus.yml")
       << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
          "  - job_name: coordinator\n    static_configs:\n      - targets: ['127.0.0.1:"

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/control/control_commands.h"
+#include "tests/support/tcp_port.h"
 
 namespace tilestream {
 namespace {
@@ -46,7 +47,7 @@ class HttpApiTest : public ::testing::Test {
       if (tile == "r0c0") return Image{};
       return std::nullopt;
     };
-    config_.http.port = FreePort();
+    config_.http.port = testing::FreeTcpPort();
     auto api = HttpApi::Start(config_, std::move(wall));
     ASSERT_TRUE(api.ok()) << api.status().message();
     api_ = std::move(api).value();
@@ -57,11 +58,6 @@ class HttpApiTest : public ::testing::Test {
   void TearDown() override {
     stop_ = true;
     if (coordinator_.joinable()) coordinator_.join();
-  }
-
-  static uint16_t FreePort() {
-    auto probe = HttpService::Start({}, {});
-    return probe.ok() ? (*probe)->port() : 0;
   }
 
   void Serve() {
