@@ -7,7 +7,8 @@
 namespace tilestream {
 
 std::vector<uint32_t> AssignNics(std::span<const int> pinned, std::span<const double> tile_bps,
-                                 std::span<const double> nic_speed_bps) {
+                                 std::span<const double> nic_speed_bps,
+                                 const NicAllowed& allowed) {
   assert(pinned.size() == tile_bps.size() && !nic_speed_bps.empty());
   std::vector<double> load(nic_speed_bps.size(), 0.0);
   std::vector<uint32_t> nic(pinned.size(), 0);
@@ -23,12 +24,14 @@ std::vector<uint32_t> AssignNics(std::span<const int> pinned, std::span<const do
   std::stable_sort(free_tiles.begin(), free_tiles.end(),
                    [&](size_t a, size_t b) { return tile_bps[a] > tile_bps[b]; });
   for (size_t t : free_tiles) {
-    size_t best = 0;
-    for (size_t n = 1; n < load.size(); ++n) {
-      if ((load[n] + tile_bps[t]) / nic_speed_bps[n] <
-          (load[best] + tile_bps[t]) / nic_speed_bps[best])
+    size_t best = load.size();
+    for (size_t n = 0; n < load.size(); ++n) {
+      if (allowed && !allowed(t, n)) continue;
+      if (best == load.size() || (load[n] + tile_bps[t]) / nic_speed_bps[n] <
+                                     (load[best] + tile_bps[t]) / nic_speed_bps[best])
         best = n;
     }
+    assert(best < load.size());
     nic[t] = static_cast<uint32_t>(best);
     load[best] += tile_bps[t];
   }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -62,8 +63,9 @@ void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
 }
 
 void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* nic) {
-  r.CheckKeys(t, path, {"name", "address", "numa_node", "speed_gbps"});
+  r.CheckKeys(t, path, {"name", "server", "address", "numa_node", "speed_gbps"});
   r.String(t, path, "name", &nic->name);
+  r.String(t, path, "server", &nic->server_name);
   r.String(t, path, "address", &nic->address);
   r.Int(t, path, "numa_node", -1, 1023, &nic->numa_node);
   r.Float(t, path, "speed_gbps", 0.001, 100000, &nic->speed_gbps);
@@ -81,6 +83,19 @@ void ReadTileNames(TomlReader& r, const toml::table& t, const std::string& path,
     if (!id.ok()) return r.Error(&e, key, id.status().message());
     out->push_back(*id);
   });
+}
+
+void ReadServer(TomlReader& r, const toml::table& t, const std::string& path, Server* server) {
+  r.CheckKeys(t, path, {"name", "store", "tiles"});
+  r.String(t, path, "name", &server->name);
+  r.String(t, path, "store", &server->store);
+  ReadTileNames(r, t, path, "tiles", &server->tiles);
+  if (server->name.empty()) r.Error(&t, path + ".name", "every [[server]] needs a name");
+}
+
+void ReadMpi(TomlReader& r, const toml::table& t, MpiSettings* m) {
+  r.CheckKeys(t, "mpi", {"network"});
+  r.String(t, "mpi", "network", &m->network);
 }
 
 void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, DisplayNode* node) {
@@ -236,13 +251,19 @@ class ConfigCheck {
   void Wall();
   void Stream();
   void Defaults();
+  void Servers();
   void Nics();
   void Nodes();
+  void ServerTiles();
   void Control();
   void Http();
+  void Mpi();
   void AssignNicsToTiles();
 
  private:
+  uint32_t NicServer(const Nic& nic, const std::string& key);
+  void NicAddress(size_t i, const std::string& key);
+  std::string NicList() const;
   void NodeFields(size_t n, const std::string& key);
   int NodeNic(size_t n, const std::string& key);
   void RouteTile(size_t n, size_t i, int nic, const std::string& key);
@@ -250,8 +271,11 @@ class ConfigCheck {
 
   WallConfig& c_;
   std::vector<std::string> errors_;
-  std::map<std::string, uint32_t> nic_index_;
-  std::vector<int> tile_node_, pinned_;
+  std::map<std::string, uint32_t> server_index_;
+  std::map<std::string, uint32_t> nic_index_;             // "server/name" -> NIC
+  std::map<std::string, std::vector<uint32_t>> nic_names_;  // "name" -> NICs of that name
+  std::map<std::string, uint32_t> nic_addresses_;
+  std::vector<int> tile_node_, pinned_, tile_server_;
   std::set<std::string> node_names_;
   std::map<std::pair<std::string, uint16_t>, std::string> used_ports_;  // -> tile
 };
@@ -294,9 +318,11 @@ void ConfigCheck::Stream() {
                      s.rtx_payload_type));
 }
 
-// One NIC without [[nic]] entries, one loopback node without [[node]] ones.
+// One server without [[server]] entries, one NIC without [[nic]] ones, one
+// loopback node without [[node]] ones.
 void ConfigCheck::Defaults() {
-  if (c_.nics.empty()) c_.nics.push_back(Nic{"default", "", -1, 10});
+  if (c_.servers.empty()) c_.servers.emplace_back();
+  if (c_.nics.empty()) c_.nics.push_back(Nic{"default", "", -1, 10, "", 0});
   if (!c_.nodes.empty()) return;
   DisplayNode local;
   local.name = "localhost";
@@ -306,16 +332,84 @@ void ConfigCheck::Defaults() {
   c_.nodes.push_back(std::move(local));
 }
 
+void ConfigCheck::Servers() {
+  for (size_t i = 0; i < c_.servers.size(); ++i) {
+    const Server& server = c_.servers[i];
+    const std::string key = fmt::format("server[{}]", i);
+    if (!server_index_.emplace(server.name, static_cast<uint32_t>(i)).second)
+      Fail(key + ".name", fmt::format("server '{}' is listed twice", server.name));
+    if (!server.name.empty() && !IsHostName(server.name))
+      Fail(key + ".name", fmt::format("'{}' is not a host name", server.name));
+    if (!server.store.empty() && server.store.front() != '/')
+      Fail(key + ".store", fmt::format("'{}' is not an absolute path", server.store));
+  }
+}
+
 void ConfigCheck::Nics() {
   for (size_t i = 0; i < c_.nics.size(); ++i) {
-    const Nic& nic = c_.nics[i];
+    Nic& nic = c_.nics[i];
     const std::string key = fmt::format("nic[{}]", i);
-    if (!nic_index_.emplace(nic.name, static_cast<uint32_t>(i)).second)
-      Fail(key + ".name", fmt::format("NIC '{}' is listed twice", nic.name));
-    if (!nic.address.empty() && !IsIpLiteral(nic.address))
-      Fail(key + ".address", fmt::format("'{}' is not an IPv4 or IPv6 address", nic.address));
+    nic.server = NicServer(nic, key);
+    const std::string& server = c_.servers[nic.server].name;
+    if (!nic_index_.emplace(server + "/" + nic.name, static_cast<uint32_t>(i)).second)
+      Fail(key + ".name", server.empty() ? fmt::format("NIC '{}' is listed twice", nic.name)
+                                         : fmt::format("NIC '{}' is listed twice on server '{}'",
+                                                       nic.name, server));
+    nic_names_[nic.name].push_back(static_cast<uint32_t>(i));
+    NicAddress(i, key);
     if (!(nic.speed_gbps > 0)) Fail(key + ".speed_gbps", "must be > 0");
   }
+  for (size_t s = 0; s < c_.servers.size(); ++s) {
+    if (std::none_of(c_.nics.begin(), c_.nics.end(), [s](const Nic& n) { return n.server == s; }))
+      Fail(fmt::format("server[{}]", s),
+           fmt::format("server '{}' has no NIC (a [[nic]] with server = \"{}\")",
+                       c_.servers[s].name, c_.servers[s].name));
+  }
+}
+
+// The server a NIC is on: named, or the only one.
+uint32_t ConfigCheck::NicServer(const Nic& nic, const std::string& key) {
+  if (nic.server_name.empty()) {
+    if (c_.several_servers())
+      Fail(key + ".server", fmt::format("the wall has {} servers: say which one NIC '{}' is on",
+                                        c_.servers.size(), nic.name));
+    return 0;
+  }
+  const auto it = server_index_.find(nic.server_name);
+  if (it != server_index_.end()) return it->second;
+  std::string known;
+  for (const Server& x : c_.servers) known += (known.empty() ? "" : ", ") + x.name;
+  Fail(key + ".server", fmt::format("unknown server '{}' (the [[server]] entries are: {})",
+                                    nic.server_name, known.empty() ? "none" : known));
+  return 0;
+}
+
+// An address, and one NIC has it: the same NIC listed under two servers is
+// a mistake that would send one server's tiles from the other's address.
+void ConfigCheck::NicAddress(size_t i, const std::string& key) {
+  const Nic& nic = c_.nics[i];
+  if (nic.address.empty()) return;
+  if (!IsIpLiteral(nic.address)) {
+    Fail(key + ".address", fmt::format("'{}' is not an IPv4 or IPv6 address", nic.address));
+    return;
+  }
+  const auto [it, fresh] = nic_addresses_.emplace(nic.address, static_cast<uint32_t>(i));
+  const Nic& other = c_.nics[it->second];
+  if (!fresh && other.server != nic.server)
+    Fail(key + ".address",
+         fmt::format("{} is also the address of NIC '{}' on server '{}': a NIC is on one server",
+                     nic.address, other.name, c_.servers[other.server].name));
+}
+
+// "eth2, eth3" or, on several servers, "a/eth2, b/eth2".
+std::string ConfigCheck::NicList() const {
+  std::string known;
+  for (const Nic& x : c_.nics) {
+    known += known.empty() ? "" : ", ";
+    if (c_.several_servers()) known += c_.servers[x.server].name + "/";
+    known += x.name;
+  }
+  return known;
 }
 
 void ConfigCheck::Nodes() {
@@ -365,13 +459,60 @@ void ConfigCheck::NodeFields(size_t n, const std::string& key) {
 int ConfigCheck::NodeNic(size_t n, const std::string& key) {
   const DisplayNode& node = c_.nodes[n];
   if (node.nic.empty()) return -1;
-  auto it = nic_index_.find(node.nic);
-  if (it != nic_index_.end()) return static_cast<int>(it->second);
-  std::string known;
-  for (const Nic& x : c_.nics) known += (known.empty() ? "" : ", ") + x.name;
+  if (node.nic.find('/') != std::string::npos) {  // "server/name"
+    const auto it = nic_index_.find(node.nic);
+    if (it != nic_index_.end()) return static_cast<int>(it->second);
+  } else if (const auto it = nic_names_.find(node.nic); it != nic_names_.end()) {
+    if (it->second.size() == 1) return static_cast<int>(it->second.front());
+    std::string choices;
+    for (uint32_t n : it->second)
+      choices += fmt::format("{}'{}/{}'", choices.empty() ? "" : " or ",
+                             c_.servers[c_.nics[n].server].name, node.nic);
+    Fail(key + ".nic", fmt::format("NIC '{}' is on {} servers: write {}", node.nic,
+                                   it->second.size(), choices));
+    return -1;
+  }
   Fail(key + ".nic",
-       fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, known));
+       fmt::format("unknown NIC '{}' (the [[nic]] entries are: {})", node.nic, NicList()));
   return -1;
+}
+
+// Each tile's server: listed in a [[server]]'s tiles, or its NIC's when its
+// node pins one; the rest are balanced over the servers that list no tiles.
+void ConfigCheck::ServerTiles() {
+  const Layout& layout = c_.wall.layout;
+  tile_server_.assign(c_.tile_count(), -1);
+  for (size_t s = 0; s < c_.servers.size(); ++s) {
+    const std::string key = fmt::format("server[{}].tiles", s);
+    for (const TileId& id : c_.servers[s].tiles) {
+      if (id.row >= layout.rows || id.column >= layout.columns) {
+        Fail(key, fmt::format("tile {} is outside the {} layout", id.Name(), layout.ToString()));
+        continue;
+      }
+      const uint32_t t = id.Index(layout);
+      if (tile_server_[t] >= 0) {
+        Fail(key, fmt::format("tile {} is also on server '{}'", id.Name(),
+                              c_.servers[static_cast<size_t>(tile_server_[t])].name));
+        continue;
+      }
+      tile_server_[t] = static_cast<int>(s);
+      const int pin = pinned_[t];
+      if (pin >= 0 && c_.nics[static_cast<size_t>(pin)].server != s)
+        Fail(key, fmt::format("tile {} is on display node '{}', whose NIC '{}' is on server '{}'",
+                              id.Name(), c_.nodes[static_cast<size_t>(tile_node_[t])].name,
+                              c_.nics[static_cast<size_t>(pin)].name,
+                              c_.servers[c_.nics[static_cast<size_t>(pin)].server].name));
+    }
+  }
+  const bool open = std::any_of(c_.servers.begin(), c_.servers.end(),
+                                [](const Server& x) { return x.tiles.empty(); });
+  for (uint32_t t = 0; t < c_.tile_count(); ++t) {
+    if (tile_server_[t] < 0 && pinned_[t] >= 0)
+      tile_server_[t] = static_cast<int>(c_.nics[static_cast<size_t>(pinned_[t])].server);
+    if (tile_server_[t] < 0 && !open)
+      Fail("server", fmt::format("tile {} is on no server (every [[server]] lists its tiles)",
+                                 TileId::FromIndex(t, layout).Name()));
+  }
 }
 
 // The route of the i-th tile of node n.
@@ -471,12 +612,55 @@ void ConfigCheck::Http() {
            fmt::format("the nodes' ports {}..{} include port {}", h.node_port_base, last, port));
 }
 
+// Open MPI's network: a subnet that holds none of the media NICs.
+void ConfigCheck::Mpi() {
+  const std::string& network = c_.mpi.network;
+  if (network.empty()) return;
+  const size_t slash = network.find('/');
+  in_addr base{}, address{};
+  int bits = -1;
+  if (slash != std::string::npos) {
+    const std::string prefix = network.substr(slash + 1);
+    if (!prefix.empty() && prefix.size() <= 2 &&
+        std::all_of(prefix.begin(), prefix.end(), [](char ch) { return std::isdigit(ch); }))
+      bits = std::stoi(prefix);
+  }
+  if (bits < 0 || bits > 32 || inet_pton(AF_INET, network.substr(0, slash).c_str(), &base) != 1) {
+    Fail("mpi.network", fmt::format("'{}' is not an IPv4 subnet like \"10.99.0.0/24\"", network));
+    return;
+  }
+  const uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+  for (const Nic& nic : c_.nics) {
+    if (inet_pton(AF_INET, nic.address.c_str(), &address) == 1 &&
+        (ntohl(address.s_addr) & mask) == (ntohl(base.s_addr) & mask))
+      Fail("mpi.network", fmt::format("NIC '{}' ({}) is inside {}: MPI's traffic belongs on the "
+                                      "management network, off the media NICs",
+                                      nic.name, nic.address, network));
+  }
+}
+
+// Balances the free tiles over their allowed NICs; then every server must
+// have a tile (an empty one would get no slot in the hostfile).
 void ConfigCheck::AssignNicsToTiles() {
   std::vector<double> bps(c_.tile_count(), c_.wall.tile_bits_per_second());
   std::vector<double> speeds;
   for (const Nic& nic : c_.nics) speeds.push_back(nic.speed_gbps * 1e9);
-  const std::vector<uint32_t> nic = AssignNics(pinned_, bps, speeds);
-  for (uint32_t t = 0; t < c_.tile_count(); ++t) c_.routes[t].nic = nic[t];
+  const std::vector<uint32_t> nic = AssignNics(pinned_, bps, speeds, [this](size_t t, size_t n) {
+    const uint32_t server = c_.nics[n].server;
+    return tile_server_[t] >= 0 ? server == static_cast<uint32_t>(tile_server_[t])
+                                : c_.servers[server].tiles.empty();
+  });
+  std::vector<uint32_t> tiles(c_.servers.size(), 0);
+  for (uint32_t t = 0; t < c_.tile_count(); ++t) {
+    c_.routes[t].nic = nic[t];
+    c_.routes[t].server = c_.nics[nic[t]].server;
+    ++tiles[c_.routes[t].server];
+  }
+  for (size_t s = 0; s < c_.servers.size(); ++s)
+    if (tiles[s] == 0)
+      Fail(fmt::format("server[{}]", s),
+           fmt::format("server '{}' streams no tile: the wall has more servers than it needs",
+                       c_.servers[s].name));
 }
 
 }  // namespace
@@ -487,13 +671,16 @@ Status ValidateWallConfig(WallConfig* config) {
   check.Stream();
   if (!check.ok()) return check.status();
   check.Defaults();
+  check.Servers();
   check.Nics();
   check.Nodes();
+  if (check.ok()) check.ServerTiles();
   check.Control();
   check.Http();
+  check.Mpi();
   if (!check.ok()) return check.status();
   check.AssignNicsToTiles();
-  return Status::Ok();
+  return check.status();
 }
 
 Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view source) {
@@ -503,13 +690,20 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   if (!parsed.ok()) return parsed.status();
   const toml::table& root = *parsed;
   TomlReader r(c.source, &c.key_lines);
-  r.CheckKeys(root, "", {"wall", "stream", "nic", "node", "control", "http", "sync", "joystick"});
+  r.CheckKeys(root, "",
+              {"wall", "stream", "server", "nic", "node", "control", "http", "sync", "joystick",
+               "mpi"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
   if (const toml::table* t = Section(r, root, "http")) ReadHttp(r, *t, &c.http);
   if (const toml::table* t = Section(r, root, "sync")) ReadSync(r, *t, &c.sync);
   if (const toml::table* t = Section(r, root, "joystick")) ReadJoystick(r, *t, &c.joystick);
+  if (const toml::table* t = Section(r, root, "mpi")) ReadMpi(r, *t, &c.mpi);
+  TableArray(r, root, "server", [&](const toml::table& t, const std::string& path) {
+    c.servers.emplace_back();
+    ReadServer(r, t, path, &c.servers.back());
+  });
   TableArray(r, root, "nic", [&](const toml::table& t, const std::string& path) {
     c.nics.emplace_back();
     ReadNic(r, t, path, &c.nics.back());

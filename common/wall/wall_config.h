@@ -1,6 +1,7 @@
 // The wall configuration: the wall (layout, tile size, bezels, fps), the
-// stream settings, the streamer's NICs, the display nodes and the control
-// listener, loaded from TOML (see docs/config.md) or built from defaults.
+// stream settings, the streaming servers and their NICs, the display nodes
+// and the control listener, loaded from TOML (see docs/config.md) or built
+// from defaults.
 //
 // Loading validates everything and resolves each tile's route (display node,
 // address, port, display index, NIC); every problem is reported with the
@@ -67,11 +68,28 @@ struct StreamSettings {
   uint8_t rtx_payload_type = 97;  // tile i goes to port_base + i unless a node says otherwise
 };
 
+// A streaming server of a wall too big for one ([[server]], docs/scaling.md).
+// Without [[server]] entries the wall has one, unnamed: whatever host the
+// streamer runs on.
+struct Server {
+  std::string name;           // its host name, as mpirun and gethostname know it; "": any
+  std::string store;          // absolute directory of its tile stores ("": the working one)
+  std::vector<TileId> tiles;  // its tiles; none listed: balanced over such servers
+};
+
+// Open MPI's own traffic ([mpi]): on a wall of several servers it belongs on
+// the management network, never on the media NICs.
+struct MpiSettings {
+  std::string network;  // IPv4 subnet as "10.99.0.0/24"; "": Open MPI's choice
+};
+
 struct Nic {
   std::string name;     // interface, e.g. "eth2"; used for SO_BINDTODEVICE
   std::string address;  // source address to bind; empty: the kernel chooses
   int numa_node = -1;   // -1: unknown / no NUMA
   double speed_gbps = 10;
+  std::string server_name;  // the [[server]] it is on ("": the only one)
+  uint32_t server = 0;      // index into WallConfig::servers; filled by Validate
 };
 
 struct DisplayNode {
@@ -150,7 +168,8 @@ struct TileRoute {
   uint32_t node = 0;  // index into WallConfig::nodes
   uint16_t port = 0;
   int display = 0;
-  uint32_t nic = 0;  // index into WallConfig::nics
+  uint32_t nic = 0;     // index into WallConfig::nics
+  uint32_t server = 0;  // index into WallConfig::servers: its NIC's
   std::string sdp;   // the SDP file describing its stream (as written in the config), or ""
   bool any_ssrc = false;
   // Lost packets are asked for again and retransmitted: our own stream (no
@@ -162,17 +181,20 @@ struct WallConfig {
   std::string source = "<defaults>";  // file the config came from
   WallSettings wall;
   StreamSettings stream;
+  std::vector<Server> servers;  // at least one after Validate
   std::vector<Nic> nics;
   std::vector<DisplayNode> nodes;
   ControlSettings control;
   HttpSettings http;
   SyncSettings sync;
   JoystickMap joystick;
+  MpiSettings mpi;
   std::vector<TileRoute> routes;  // per tile index; filled by Validate
   // Line of each key in `source` ("node[1].tiles" -> 42), for messages.
   std::vector<std::pair<std::string, int>> key_lines;
 
   uint32_t tile_count() const { return wall.layout.tile_count(); }
+  bool several_servers() const { return servers.size() > 1; }
   size_t max_udp_payload() const { return MaxUdpPayloadForMtu(stream.mtu); }
 };
 
@@ -187,8 +209,9 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
 Result<WallConfig> LoadWallConfig(const std::string& path);
 
 // Checks the cross-field rules (tiles inside the layout and on exactly one
-// node, unique names, no port clash, known NICs, MTU big enough, control
-// token for a non-loopback listener) and fills `routes`, assigning NICs.
+// node and one server, unique names, no port clash, known NICs, MTU big
+// enough, control token for a non-loopback listener) and fills `routes`,
+// assigning NICs.
 // Used after command-line flags changed a loaded config.
 Status ValidateWallConfig(WallConfig* config);
 

@@ -52,5 +52,17 @@ TEST(NicAssignment, PlacesBigStreamsFirst) {
   EXPECT_EQ(nic[1], 1u);
 }
 
+// Two servers of two NICs each: tiles 0..3 belong to the second server,
+// the rest may go anywhere; the balance holds within what is allowed.
+TEST(NicAssignment, AllowedNicsLimitWhereATileGoes) {
+  const std::vector<int> pinned(8, -1);
+  const std::vector<double> bps(8, 1e9);
+  const std::vector<double> speed(4, 10e9);
+  const auto nic =
+      AssignNics(pinned, bps, speed, [](size_t tile, size_t n) { return tile >= 4 || n >= 2; });
+  for (size_t t = 0; t < 4; ++t) EXPECT_GE(nic[t], 2u) << t;
+  EXPECT_EQ(Counts(nic, 4), (std::vector<int>{2, 2, 2, 2}));
+}
+
 }  // namespace
 }  // namespace tilestream
