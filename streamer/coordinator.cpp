@@ -18,7 +18,9 @@
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
 #include "streamer/control_server.h"
+#include "common/wall/server_hosts.h"
 #include "streamer/http_api.h"
+#include "streamer/placement.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/report.h"
@@ -53,11 +55,17 @@ class Coordinator {
         latest_(tiles_),
         previous_(tiles_),
         heard_ns_(tiles_, 0),
+        hosts_(tiles_),
         final_(tiles_, false),
         plan_(c_, static_cast<uint32_t>(std::max(1, comm.size - 1))),
         sync_(tiles_, c_.sync.partial) {}
 
   int Run() {
+    if (const Status s = CheckPlacement(c_, plan_, 0, ThisHost()); !s.ok()) {
+      spdlog::error("{}", s.message());
+      Broadcast(TickCommand::kStop, 0, 0);
+      return 1;
+    }
     if (!CollectReady()) {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
@@ -129,14 +137,17 @@ class Coordinator {
         continue;
       }
       m.message[sizeof m.message - 1] = '\0';
+      m.host[sizeof m.host - 1] = '\0';
       for (uint32_t t : plan_.tiles(from)) {
         if (ready[t] || (m.tile != t && m.tile != kAllTiles)) continue;
         (*messages)[t] = m;
+        hosts_[t] = m.host;
         ready[t] = true;
         ++count;
         if (m.ok) continue;
         all_ok = false;
-        spdlog::error("tile {} (rank {}): {}", TileName(c_, t), plan_.rank(t), m.message);
+        spdlog::error("tile {} (rank {}{}): {}", TileName(c_, t), plan_.rank(t), OnServer(t),
+                      m.message);
       }
     }
     return all_ok;
@@ -322,12 +333,21 @@ class Coordinator {
       if (final_[t]) {
         h = Health::kStopping;
       } else if (now - heard_ns_[t] > kTileSilenceNs) {
-        spdlog::error("{} (rank {}) stopped responding; ending the job", TilesOfRank(plan_.rank(t)),
-                      plan_.rank(t));
+        spdlog::error("{} (rank {}{}) stopped responding; ending the job",
+                      TilesOfRank(plan_.rank(t)), plan_.rank(t), OnServer(t));
         return Health::kDead;
       }
     }
     return h;
+  }
+
+  // ", on server stream2 (host stream2.lab)" on a wall of several servers.
+  std::string OnServer(uint32_t tile) const {
+    if (!c_.several_servers()) return "";
+    const std::string& server = c_.servers[c_.routes[tile].server].name;
+    return hosts_[tile].empty() || hosts_[tile] == server
+               ? fmt::format(", on server {}", server)
+               : fmt::format(", on server {} (host {})", server, hosts_[tile]);
   }
 
   // "tile r0c1", or "tiles r0c0, r0c1" for a rank streaming several.
@@ -376,7 +396,10 @@ class Coordinator {
 
   void PrintFinal() {
     std::vector<StreamSummary> streams;
-    for (uint32_t t = 0; t < tiles_; ++t) streams.push_back(Summarize(latest_[t], c_));
+    for (uint32_t t = 0; t < tiles_; ++t) {
+      streams.push_back(Summarize(latest_[t], c_));
+      streams.back().host = hosts_[t];
+    }
     const double seconds = (clock_.NowNs() - start_ns_) / 1e9;
     fmt::print("{}", FinalReport(seconds, streams));
     const bool synced = !options_.bench && c_.sync.enabled;
@@ -412,6 +435,7 @@ class Coordinator {
   mutable MonotonicClock clock_;
   std::vector<TileStats> latest_, previous_;
   std::vector<int64_t> heard_ns_;
+  std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)
   std::vector<bool> final_;
   const RankPlan plan_;
   int64_t start_ns_ = 0;

@@ -13,6 +13,7 @@
 #include "common/check/preflight.h"
 #include "streamer/coordinator.h"
 #include "streamer/launch.h"
+#include "streamer/placement.h"
 #include "streamer/streamer_options.h"
 #include "streamer/tile_rank.h"
 
@@ -50,6 +51,28 @@ int Check(int argc, char** argv) {
   return failed ? 1 : 0;
 }
 
+// --print-hostfile, --print-mpirun-options: what the launcher hands mpirun
+// for the config, without MPI.
+int PrintLaunch(int argc, char** argv) {
+  using namespace tilestream;
+  StreamerOptions options;
+  if (auto rc = ParseStreamerFlags(argc, argv, true, &options)) return *rc;
+  (void)SetUpLogging("streamer", options.log_level);
+  if (options.config_path.empty()) {
+    spdlog::error("--print-hostfile and --print-mpirun-options need --config");
+    return 2;
+  }
+  auto config = LoadWallConfig(options.config_path);
+  if (!config.ok()) {
+    spdlog::error("{}", config.status().message());
+    return 2;
+  }
+  if (options.print_hostfile) fmt::print("{}", Hostfile(*config));
+  if (options.print_mpirun_options)
+    for (const std::string& o : MpirunOptions(*config)) fmt::print("{}\n", o);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,6 +82,8 @@ int main(int argc, char** argv) {
   if (HasFlag(argc, argv, "-h", "--help"))
     return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
   if (HasFlag(argc, argv, "--check")) return Check(argc, argv);
+  if (HasFlag(argc, argv, "--print-hostfile", "--print-mpirun-options"))
+    return PrintLaunch(argc, argv);
 
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -81,6 +106,14 @@ int main(int argc, char** argv) {
   auto wall = ResolveWall(options);
   if (!wall.ok() && !child) {
     if (speaks) spdlog::error("{}", wall.status().message());
+    MPI_Finalize();
+    return 2;
+  }
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (const Status s = wall.ok() && !child ? CheckWorldSize(wall->config, world) : Status::Ok();
+      !s.ok()) {
+    if (speaks) spdlog::error("{}", s.message());
     MPI_Finalize();
     return 2;
   }

@@ -39,6 +39,7 @@ struct ReadyMessage {
   uint32_t direct_io = 0;  // the tile store is read with O_DIRECT
   uint32_t gso = 0;        // the socket sends with UDP GSO
   uint32_t numa_node = 0xffffffff;
+  char host[64] = {};      // where the rank runs (gethostname)
   char message[400] = {};  // the error, if not ok
 };
 

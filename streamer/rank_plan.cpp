@@ -12,10 +12,10 @@ RankPlan::RankPlan(const WallConfig& c, uint32_t ranks) : tiles_(ranks), rank_(c
   tile_ranks_ = static_cast<int>(tile_ranks);
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  if (tile_ranks < n) {
+  if (tile_ranks < n || c.several_servers()) {
     auto key = [&c](uint32_t t) {
       const uint32_t nic = c.routes[t].nic;
-      return std::tuple(c.nics[nic].numa_node, nic, t);
+      return std::tuple(c.routes[t].server, c.nics[nic].numa_node, nic, t);
     };
     std::sort(order.begin(), order.end(),
               [&key](uint32_t a, uint32_t b) { return key(a) < key(b); });

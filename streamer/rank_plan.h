@@ -9,6 +9,9 @@
 //   n >  tiles: ranks past tiles + 1 stream nothing and wait for the end
 //     (mpirun starts a rank per slot unless told otherwise, and a wall must
 //     play on a server with more cores than it has tiles).
+// On a wall of several servers the tiles are ordered by server first, so
+// that ranks 1..n fill the first server's slots, then the next's
+// (streamer/placement.h; such a wall runs n == tiles).
 // No MPI here: the coordinator and the tile ranks compute the same plan.
 #pragma once
 

@@ -128,6 +128,7 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
   for (const StreamSummary& s : streams) {
     j["streams"].push_back({{"tile", s.tile},
                             {"nic", s.nic},
+                            {"host", s.host},
                             {"mbps", s.mbps},
                             {"cpu_percent", s.cpu_percent},
                             {"send_errors", s.send_errors},
@@ -191,13 +192,15 @@ std::string PlanTileLine(const Wall& wall, const StreamerOptions& o, const RankP
   const WallConfig& c = wall.config;
   const TileRoute& r = c.routes[t];
   return fmt::format(
-      "  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}\n",
+      "  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}{}\n",
       TileId::FromIndex(t, c.wall.layout).Name(), plan.rank(t), c.nodes[r.node].address, r.port,
-      c.nics[r.nic].name,
+      c.several_servers() ? fmt::format("{}/{}", c.servers[r.server].name, c.nics[r.nic].name)
+                          : c.nics[r.nic].name,
       ready.numa_node != 0xffffffff ? fmt::format(" (NUMA {})", ready.numa_node) : "",
       ready.gso ? "  GSO" : "  sendmmsg",
       wall.movie && o.source != "memory" ? (ready.direct_io ? "  O_DIRECT" : "  buffered reads")
-                                         : "");
+                                         : "",
+      c.several_servers() ? fmt::format("  host {}", ready.host) : "");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace tilestream {
 struct StreamSummary {
   std::string tile;  // "r0c1"
   std::string nic;
+  std::string host;  // where its rank ran
   double mbps = 0;
   double cpu_percent = 0;
   double disk_mbytes_per_s = 0;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/base/log_flag.h"
+#include "common/wall/server_hosts.h"
 
 namespace tilestream {
 
@@ -56,6 +57,11 @@ void AddRunFlags(CLI::App* app, StreamerOptions* o) {
       "--rate", o->rate_gbps,
       "Benchmark with pacing: Gbit/s of UDP payload per stream (default: the wall's fps)");
   app->add_option("--json", o->json_path, "Write the final report as JSON to this file");
+  app->add_flag("--print-hostfile", o->print_hostfile,
+                "Print the Open MPI hostfile that puts each tile's rank on its [[server]] "
+                "(a wall over several servers), and exit");
+  app->add_flag("--print-mpirun-options", o->print_mpirun_options,
+                "Print mpirun's options for the config's [mpi] network, one per line, and exit");
   app->add_flag("-q,--quiet", o->quiet,
                 "No line per second (the plan and the final report are still printed)");
   AddLogLevelFlag(app, &o->log_level);
@@ -101,8 +107,17 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
     layout = *l;
   }
+  if (!o.config_path.empty()) {
+    auto c = LoadWallConfig(o.config_path);
+    if (!c.ok()) return c.status();
+    w.config = std::move(c).value();
+    if (layout) w.config.wall.layout = *layout;
+  }
   if (!o.movie_dir.empty()) {
-    auto m = OpenTileStore(o.movie_dir, /*check_files=*/false);  // each tile rank checks its own
+    // On a wall of several servers, a relative --movie is in this host's store.
+    auto dir = o.config_path.empty() ? o.movie_dir : MovieOnThisHost(w.config, o.movie_dir, ThisHost());
+    if (!dir.ok()) return dir.status();
+    auto m = OpenTileStore(*dir, /*check_files=*/false);  // each tile rank checks its own
     if (!m.ok()) return m.status();
     w.movie = std::move(m).value();
   } else if (o.source != "memory") {
@@ -110,12 +125,7 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
         "--movie DIR is required (make one with wallcut), except for "
         "--source memory");
   }
-  if (!o.config_path.empty()) {
-    auto c = LoadWallConfig(o.config_path);
-    if (!c.ok()) return c.status();
-    w.config = std::move(c).value();
-    if (layout) w.config.wall.layout = *layout;
-  } else {
+  if (o.config_path.empty()) {
     w.config = DefaultWallConfig(layout.value_or(w.movie ? w.movie->layout : Layout{5, 3}));
     if (w.movie) {  // no wall config: the movie says what the tiles are
       w.config.wall.tile = w.movie->tile;

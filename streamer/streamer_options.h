@@ -24,6 +24,8 @@ struct StreamerOptions {
   std::string sdp_dir;
   bool bench = false;
   bool check = false;           // pre-flight checks of this host, then exit (no MPI)
+  bool print_hostfile = false;  // print the config's hostfile, then exit (no MPI)
+  bool print_mpirun_options = false;
   std::string source = "disk";  // bench: disk or memory
   double duration_s = 0;        // 0: until stopped
   uint64_t ticks = 0;           // play: stop after this many ticks (0: never)

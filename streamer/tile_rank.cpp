@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "common/image/thumbnail.h"
+#include "common/wall/server_hosts.h"
 #include "streamer/numa_placement.h"
+#include "streamer/placement.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/thumbnail_board.h"
@@ -49,10 +51,12 @@ class TileRank {
   bool SetUp() {
     const WallConfig& c = wall_.config;
     const int numa = PlaceOnNumaNode(c.nics[c.routes[tiles_.front()].nic].numa_node);
+    const std::string host = ThisHost();
     bool ok = true;
     for (uint32_t tile : tiles_) {
       ReadyMessage ready;
       ready.numa_node = static_cast<uint32_t>(numa);
+      std::strncpy(ready.host, host.c_str(), sizeof ready.host - 1);
       const double phase = static_cast<double>(tile) / static_cast<double>(c.routes.size());
       auto stream = TileStream::Open(wall_, options_, tile, phase, &clock_, &ready);
       SendMessage(comm_.comm, 0, kTagReady, ready);
@@ -380,6 +384,10 @@ int RunTileRank(const WallComm& comm, const StreamerOptions& options, const Wall
                 const std::atomic<bool>* stop) {
   const RankPlan plan(wall.config, static_cast<uint32_t>(comm.size - 1));
   if (plan.tiles(comm.rank).empty()) return WaitAsSpare(comm, stop);
+  if (const Status s = CheckPlacement(wall.config, plan, comm.rank, ThisHost()); !s.ok()) {
+    ReportSetUpFailure(comm, s.message());
+    return 1;
+  }
   TileRank rank(comm, options, wall, stop, plan.tiles(comm.rank));
   if (!rank.SetUp()) return 1;
   return rank.Run() ? 0 : kExitPeerGone;
@@ -388,6 +396,7 @@ int RunTileRank(const WallComm& comm, const StreamerOptions& options, const Wall
 void ReportSetUpFailure(const WallComm& comm, const std::string& error) {
   ReadyMessage ready;  // for all of this rank's tiles
   std::strncpy(ready.message, error.c_str(), sizeof ready.message - 1);
+  std::strncpy(ready.host, ThisHost().c_str(), sizeof ready.host - 1);
   SendMessage(comm.comm, 0, kTagReady, ready);
 }
 

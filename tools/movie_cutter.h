@@ -15,9 +15,17 @@
 
 namespace tilestream {
 
+// One directory of the cut: its tiles (empty: all). A wall over several
+// servers is cut into a part per server (StoreParts).
+struct StorePart {
+  std::string dir;
+  std::vector<uint32_t> tiles;
+};
+
 struct CutOptions {
   WallSettings wall;
   std::string out_dir;
+  std::vector<StorePart> parts;  // empty: one store in out_dir
   std::vector<std::string> spread;  // tile files round-robin over these directories
   std::string title;
   bool overwrite = false;
@@ -26,6 +34,13 @@ struct CutOptions {
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT) to abort
 };
 
+// A part per server of a wall over several ([[server]]): OUT/NAME holding
+// that server's tile files and the whole movie's manifest, so that copying
+// OUT/NAME to the server's store is its whole deployment. None for a wall
+// on one server.
+std::vector<StorePart> StoreParts(const WallConfig& c, const std::string& out_dir);
+
+// Returns the manifest of the first part.
 Result<MovieManifest> CutMovie(FrameSource& source, const CutOptions& options);
 
 }  // namespace tilestream

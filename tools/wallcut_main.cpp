@@ -36,7 +36,9 @@ int Run(int argc, char** argv) {
       "  wallcut --config configs/demo-5x3.toml --synthetic --frames 300 --out movies/demo\n"
       "  ffmpeg -i in.mp4 -vf scale=3264:1232 -f rawvideo -pix_fmt rgb24 - | \\\n"
       "      wallcut --config configs/demo-5x3.toml --stdin --out movies/in\n"
-      "  wallcut --layout 2x2 --tile 160x100 --out movies/t frame0001.ppm frame0002.ppm",
+      "  wallcut --layout 2x2 --tile 160x100 --out movies/t frame0001.ppm frame0002.ppm\n\n"
+      "A wall over several servers ([[server]] in --config) is cut into OUT/SERVER for each: that\n"
+      "server's tile files and the movie's manifest, to copy to its store.",
       "wallcut"};
   std::string config_path, layout, tile, bezel, out, title;
   double fps = 0;
@@ -118,6 +120,9 @@ int Run(int argc, char** argv) {
   CutOptions o;
   o.wall = wall;
   o.out_dir = out;
+  o.parts = StoreParts(config, out);
+  if (!o.parts.empty() && !(wall.layout == config.wall.layout))
+    return Fail("--layout: the config's wall is over several servers; change its layout there");
   o.spread = spread;
   o.title = title;
   o.overwrite = force;
@@ -134,6 +139,9 @@ int Run(int argc, char** argv) {
   if (!quiet) {
     spdlog::info("wrote {} frames of {} tiles ({:.1f} MB) to {}", m->frames, m->layout.tile_count(),
                  m->frames * m->frame_stride * m->layout.tile_count() / 1e6, out);
+    for (const StorePart& part : o.parts)
+      spdlog::info("  {}: {} tiles and the manifest; copy it to its server's store", part.dir,
+                   part.tiles.size());
   }
   return 0;
 }

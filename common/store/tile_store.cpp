@@ -252,6 +252,7 @@ Result<TileStoreWriter> TileStoreWriter::Create(const Options& o) {
   m.frame_stride = FrameStride(o.tile);
   const uint32_t tiles = o.layout.tile_count();
   w.frames_.assign(tiles, 0);
+  w.fds_.resize(tiles);
   for (uint32_t t = 0; t < tiles; ++t) {
     const std::string name = TileFileName(TileId::FromIndex(t, o.layout));
     if (o.spread.empty()) {
@@ -259,6 +260,7 @@ Result<TileStoreWriter> TileStoreWriter::Create(const Options& o) {
     } else {
       m.tile_files.push_back(fs::absolute(fs::path(o.spread[t % o.spread.size()]) / name).string());
     }
+    if (!o.tiles.empty() && std::find(o.tiles.begin(), o.tiles.end(), t) == o.tiles.end()) continue;
     const std::string partial = m.TilePath(t) + kPartial;
     const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -266,7 +268,7 @@ Result<TileStoreWriter> TileStoreWriter::Create(const Options& o) {
       w.Abort();
       return s;
     }
-    w.fds_.emplace_back(fd);
+    w.fds_[t] = UniqueFd(fd);
   }
   return w;
 }
@@ -295,19 +297,23 @@ Status TileStoreWriter::AppendFrame(uint32_t tile_index, std::span<const std::by
 }
 
 Status TileStoreWriter::Finish() {
-  const uint64_t frames = frames_.empty() ? 0 : frames_[0];
+  uint32_t first = 0;
+  while (first < fds_.size() && !holds(first)) ++first;
+  const uint64_t frames = first < frames_.size() ? frames_[first] : 0;
   Status s;
-  for (uint32_t t = 0; t < frames_.size() && s.ok(); ++t) {
-    if (frames_[t] != frames)
-      s = Status::Internal(fmt::format("tile {} has {} frames, tile r0c0 {}",
+  for (uint32_t t = first; t < frames_.size() && s.ok(); ++t) {
+    if (holds(t) && frames_[t] != frames)
+      s = Status::Internal(fmt::format("tile {} has {} frames, tile {} {}",
                                        TileId::FromIndex(t, manifest_.layout).Name(), frames_[t],
-                                       frames));
+                                       TileId::FromIndex(first, manifest_.layout).Name(), frames));
   }
   if (s.ok() && frames == 0) s = Status::InvalidArgument("no frames were written");
   for (uint32_t t = 0; t < fds_.size() && s.ok(); ++t) {
-    if (fdatasync(fds_[t].get()) != 0) s = Status::IoError(manifest_.TilePath(t) + kPartial, errno);
+    if (holds(t) && fdatasync(fds_[t].get()) != 0)
+      s = Status::IoError(manifest_.TilePath(t) + kPartial, errno);
   }
   for (uint32_t t = 0; t < fds_.size() && s.ok(); ++t) {
+    if (!holds(t)) continue;
     const std::string path = manifest_.TilePath(t);
     if (rename((path + kPartial).c_str(), path.c_str()) != 0) s = Status::IoError(path, errno);
   }
@@ -328,12 +334,13 @@ Status TileStoreWriter::Finish() {
 }
 
 void TileStoreWriter::Abort() {
-  fds_.clear();
   for (uint32_t t = 0; t < manifest_.tile_files.size(); ++t) {
+    if (t >= fds_.size() || !holds(t)) continue;  // not ours (or never opened)
     const std::string path = manifest_.TilePath(t);
     unlink((path + kPartial).c_str());
     if (!done_) unlink(path.c_str());  // renamed before a later step failed
   }
+  fds_.clear();
   unlink(((fs::path(manifest_.directory) / kManifestName).string() + kPartial).c_str());
   done_ = true;
 }

@@ -79,6 +79,9 @@ class TileStoreWriter {
     double fps = 30;
     // Tile files go round-robin into these directories (empty: `directory`).
     std::vector<std::string> spread;
+    // The tiles this store holds (empty: all). A server's part of a wall over
+    // several servers holds its own tiles; its manifest lists every tile.
+    std::vector<uint32_t> tiles;
     bool overwrite = false;  // replace an existing store
   };
 
@@ -93,7 +96,7 @@ class TileStoreWriter {
   ~TileStoreWriter();  // Abort()s unless Finish succeeded
 
   // Appends the next frame of tile `tile_index`.
-  // REQUIRES: frame.size() == tile.frame_bytes().
+  // REQUIRES: frame.size() == tile.frame_bytes(); holds(tile_index).
   Status AppendFrame(uint32_t tile_index, std::span<const std::byte> frame);
   // Flushes, checks every tile has the same number of frames (> 0), renames
   // the files and writes the manifest. After an error the store is aborted.
@@ -103,6 +106,7 @@ class TileStoreWriter {
 
   const MovieManifest& manifest() const { return manifest_; }
   uint64_t bytes_written() const { return bytes_written_; }
+  bool holds(uint32_t tile_index) const { return fds_[tile_index].get() >= 0; }
 
  private:
   TileStoreWriter() = default;

@@ -16,6 +16,7 @@
 #include "tests/support/packet_builder.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/two_servers.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
 #include "tools/wall_cutter.h"
@@ -202,6 +203,45 @@ TEST(Wallcut, HelpDescribesEveryFlag) {
   for (const char* flag : {"--config", "--layout", "--tile", "--bezel", "--synthetic", "--stdin",
                            "--spread", "--force"})
     EXPECT_THAT(r.output, HasSubstr(flag));
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A wall over two servers: OUT/stream1 and OUT/stream2, each with the
+// movie's manifest and exactly its own tiles' files, byte for byte those of
+// a one-directory cut of the same movie.
+TEST(Wallcut, AWallOverTwoServersIsCutIntoOneDirectoryPerServer) {
+  TempDir dir;
+  std::ofstream(dir / "two.toml") << testing::kTwoServersToml;
+  const WallConfig c = testing::TwoServers();
+  const std::string cut = kWallcut + " --synthetic --frames 3 -q --config " + (dir / "two.toml");
+  const ProcessResult r = Shell(cut + " --out " + (dir / "split"), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const ProcessResult whole =
+      Shell(kWallcut + " --synthetic --frames 3 -q --layout 4x2 --tile 64x32 --out " +
+                (dir / "whole"),
+            dir);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  EXPECT_FALSE(fs::exists(dir / "split/movie.toml"));
+  for (uint32_t s = 0; s < 2; ++s) {
+    const std::string part = dir / ("split/" + c.servers[s].name);
+    auto store = OpenTileStore(part, /*check_files=*/false);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_EQ(store->frames, 3u);
+    for (uint32_t t = 0; t < c.tile_count(); ++t) {
+      const std::string name = TileFileName(TileId::FromIndex(t, c.wall.layout));
+      SCOPED_TRACE(part + "/" + name);
+      ASSERT_EQ(fs::exists(part + "/" + name), c.routes[t].server == s);
+      if (c.routes[t].server == s) {
+        EXPECT_EQ(FileText(part + "/" + name), FileText(dir / ("whole/" + name)));
+      }
+    }
+  }
 }
 
 // A disk that fills up mid-cut: a 1 MiB tmpfs, mounted when we may.

@@ -7,64 +7,20 @@
 #include <string>
 
 #include "common/wall/wall_config.h"
+#include "tests/support/two_servers.h"
 
 namespace tilestream {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Two servers with two NICs each (both called eth2 and eth3), a 4x2 wall,
-// one display node per row.
-constexpr const char* kTwoServers = R"(
-[wall]
-columns = 4
-rows = 2
-tile_width = 64
-tile_height = 32
-
-[[server]]
-name = "stream1"
-
-[[server]]
-name = "stream2"
-store = "/data/tiles"
-
-[[nic]]
-server = "stream1"
-name = "eth2"
-address = "10.10.1.1"
-
-[[nic]]
-server = "stream1"
-name = "eth3"
-address = "10.10.2.1"
-
-[[nic]]
-server = "stream2"
-name = "eth2"
-address = "10.10.3.1"
-
-[[nic]]
-server = "stream2"
-name = "eth3"
-address = "10.10.4.1"
-
-[[node]]
-name = "top"
-address = "10.10.0.11"
-tiles = ["r0c0", "r0c1", "r0c2", "r0c3"]
-
-[[node]]
-name = "bottom"
-address = "10.10.0.12"
-tiles = ["r1c0", "r1c1", "r1c2", "r1c3"]
-)";
+using testing::kTwoServersToml;
 
 using Edits = std::vector<std::pair<std::string, std::string>>;
 
-// kTwoServers with each edit's first text replaced by its second.
+// kTwoServersToml with each edit's first text replaced by its second.
 std::string With(const Edits& edits) {
-  std::string s = kTwoServers;
+  std::string s = kTwoServersToml;
   for (const auto& [from, to] : edits) {
     const size_t at = s.find(from);
     EXPECT_NE(at, std::string::npos) << from;
@@ -72,6 +28,15 @@ std::string With(const Edits& edits) {
   }
   return s;
 }
+
+// Texts of kTwoServersToml that edits replace.
+const std::string kServer1 = "name = \"stream1\"", kServer2Store = "store = \"/data/two\"";
+const std::string kNic2 = "server = \"stream2\"\nname = \"eth2\"";
+const std::string kNic3 = "server = \"stream2\"\nname = \"eth3\"";
+const std::string kNetwork = "network = \"10.99.0.0/24\"";
+const std::string kRow0 = "tiles = [\"r0c0\"", kRow1 = "tiles = [\"r1c0\"";
+const std::string kAllTiles =
+    "tiles = [\"r0c0\", \"r0c1\", \"r0c2\", \"r0c3\", \"r1c0\", \"r1c1\", \"r1c2\", \"r1c3\"]";
 
 WallConfig Parse(const std::string& toml) {
   auto c = ParseWallConfig(toml, "wall.toml");
@@ -86,10 +51,10 @@ std::vector<uint32_t> TilesPerServer(const WallConfig& c) {
 }
 
 TEST(ServerConfig, BalancesTilesOverEveryServersNics) {
-  const WallConfig c = Parse(kTwoServers);
+  const WallConfig c = Parse(kTwoServersToml);
   ASSERT_EQ(c.servers.size(), 2u);
   EXPECT_TRUE(c.several_servers());
-  EXPECT_EQ(c.servers[1].store, "/data/tiles");
+  EXPECT_EQ(c.servers[1].store, "/data/two");
   EXPECT_EQ(TilesPerServer(c), (std::vector<uint32_t>{4, 4}));
   std::vector<uint32_t> per_nic(4);
   for (const TileRoute& r : c.routes) {
@@ -101,7 +66,7 @@ TEST(ServerConfig, BalancesTilesOverEveryServersNics) {
 
 TEST(ServerConfig, ATileListGivesTilesToAServerAndTheRestGoToTheOthers) {
   const WallConfig c =
-      Parse(With({{"store = \"/data/tiles\"", "tiles = [\"r0c0\", \"r0c1\", \"r1c0\"]"}}));
+      Parse(With({{kServer2Store, "tiles = [\"r0c0\", \"r0c1\", \"r1c0\"]"}}));
   EXPECT_EQ(TilesPerServer(c), (std::vector<uint32_t>{5, 3}));
   for (const char* name : {"r0c0", "r0c1", "r1c0"})
     EXPECT_EQ(c.routes[ParseTileName(name, c.wall.layout)->Index(c.wall.layout)].server, 1u);
@@ -136,82 +101,70 @@ TEST(ServerConfig, AConfigWithoutServersHasOneUnnamedServer) {
 }
 
 TEST(ServerConfig, ReadsTheManagementNetwork) {
-  EXPECT_EQ(Parse(std::string(kTwoServers) + "[mpi]\nnetwork = \"10.99.0.0/24\"\n").mpi.network,
-            "10.99.0.0/24");
+  EXPECT_EQ(Parse(kTwoServersToml).mpi.network, "10.99.0.0/24");
 }
 
-// One broken config per rule: its edits of kTwoServers, TOML appended, and
-// what the message must say.
+// One broken config per rule: its edits of kTwoServersToml and what the
+// message must say.
 struct Rule {
   const char* name;
   Edits edits;
-  std::string append, expect;
+  std::string expect;
 };
 
 class ServerRule : public ::testing::TestWithParam<Rule> {};
 
 TEST_P(ServerRule, IsRefusedWithTheKeyAndTheProblem) {
   const Rule& rule = GetParam();
-  auto c = ParseWallConfig(With(rule.edits) + rule.append, "wall.toml");
+  auto c = ParseWallConfig(With(rule.edits), "wall.toml");
   ASSERT_FALSE(c.ok()) << "accepted";
   EXPECT_THAT(c.status().message(), HasSubstr("wall.toml:"));
   EXPECT_THAT(c.status().message(), HasSubstr(rule.expect));
 }
 
-const std::string kServer1 = "name = \"stream1\"", kServer2Store = "store = \"/data/tiles\"";
-const std::string kNic2 = "server = \"stream2\"\nname = \"eth2\"";
-const std::string kNic3 = "server = \"stream2\"\nname = \"eth3\"";
-const std::string kRow0 = "tiles = [\"r0c0\"", kRow1 = "tiles = [\"r1c0\"";
-const std::string kAllTiles =
-    "tiles = [\"r0c0\", \"r0c1\", \"r0c2\", \"r0c3\", \"r1c0\", \"r1c1\", \"r1c2\", \"r1c3\"]";
-
 INSTANTIATE_TEST_SUITE_P(
     ServerConfig, ServerRule,
     ::testing::Values(
-        Rule{"ServerListedTwice", {{"name = \"stream2\"", kServer1}}, "",
+        Rule{"ServerListedTwice", {{"name = \"stream2\"", kServer1}},
              "server[1].name: server 'stream1' is listed twice"},
-        Rule{"ServerNameNotAHostName", {{"name = \"stream2\"", "name = \"stream 2\""}}, "",
+        Rule{"ServerNameNotAHostName", {{"name = \"stream2\"", "name = \"stream 2\""}},
              "server[1].name: 'stream 2' is not a host name"},
-        Rule{"StoreNotAbsolute", {{kServer2Store, "store = \"data/tiles\""}}, "",
-             "server[1].store: 'data/tiles' is not an absolute path"},
-        Rule{"NicOnNoServer", {{kNic2, "name = \"eth2\""}}, "",
+        Rule{"StoreNotAbsolute", {{kServer2Store, "store = \"data/two\""}},
+             "server[1].store: 'data/two' is not an absolute path"},
+        Rule{"NicOnNoServer", {{kNic2, "name = \"eth2\""}},
              "nic[2].server: the wall has 2 servers: say which one NIC 'eth2' is on"},
-        Rule{"NicOnUnknownServer", {{kNic2, "server = \"stream3\"\nname = \"eth2\""}}, "",
+        Rule{"NicOnUnknownServer", {{kNic2, "server = \"stream3\"\nname = \"eth2\""}},
              "nic[2].server: unknown server 'stream3' (the [[server]] entries are: stream1, "
              "stream2)"},
-        Rule{"NicOnTwoServers", {{"address = \"10.10.3.1\"", "address = \"10.10.1.1\""}}, "",
+        Rule{"NicOnTwoServers", {{"address = \"10.10.3.1\"", "address = \"10.10.1.1\""}},
              "nic[2].address: 10.10.1.1 is also the address of NIC 'eth2' on server 'stream1'"},
-        Rule{"NicTwiceOnAServer", {{kNic3, kNic2}}, "",
+        Rule{"NicTwiceOnAServer", {{kNic3, kNic2}},
              "nic[3].name: NIC 'eth2' is listed twice on server 'stream2'"},
         Rule{"ServerWithoutNic",
              {{kNic2, "server = \"stream1\"\nname = \"eth4\""},
-              {kNic3, "server = \"stream1\"\nname = \"eth5\""}},
-             "", "server[1]: server 'stream2' has no NIC"},
-        Rule{"AmbiguousNicPin", {{kRow1, "nic = \"eth2\"\n" + kRow1}}, "",
+              {kNic3, "server = \"stream1\"\nname = \"eth5\""}}, "server[1]: server 'stream2' has no NIC"},
+        Rule{"AmbiguousNicPin", {{kRow1, "nic = \"eth2\"\n" + kRow1}},
              "node[1].nic: NIC 'eth2' is on 2 servers: write 'stream1/eth2' or 'stream2/eth2'"},
-        Rule{"UnknownQualifiedNic", {{kRow1, "nic = \"stream3/eth2\"\n" + kRow1}}, "",
+        Rule{"UnknownQualifiedNic", {{kRow1, "nic = \"stream3/eth2\"\n" + kRow1}},
              "node[1].nic: unknown NIC 'stream3/eth2' (the [[nic]] entries are: stream1/eth2, "
              "stream1/eth3, stream2/eth2, stream2/eth3)"},
         Rule{"TileOnTwoServers",
              {{kServer1, kServer1 + "\ntiles = [\"r0c1\"]"},
-              {kServer2Store, "tiles = [\"r0c1\"]"}},
-             "", "server[1].tiles: tile r0c1 is also on server 'stream1'"},
+              {kServer2Store, "tiles = [\"r0c1\"]"}}, "server[1].tiles: tile r0c1 is also on server 'stream1'"},
         Rule{"TileOnNoServer",
              {{kServer1, kServer1 + "\ntiles = [\"r0c1\"]"},
-              {kServer2Store, "tiles = [\"r0c0\"]"}},
-             "", "server: tile r0c2 is on no server (every [[server]] lists its tiles)"},
-        Rule{"TileOutsideTheLayout", {{kServer2Store, "tiles = [\"r5c0\"]"}}, "",
+              {kServer2Store, "tiles = [\"r0c0\"]"}}, "server: tile r0c2 is on no server (every [[server]] lists its tiles)"},
+        Rule{"TileOutsideTheLayout", {{kServer2Store, "tiles = [\"r5c0\"]"}},
              "server[1].tiles: tile r5c0 is outside the 4x2 layout"},
         Rule{"ServerTileOnAnotherServersNic",
              {{kRow0, "nic = \"stream1/eth2\"\n" + kRow0}, {kServer2Store, "tiles = [\"r0c0\"]"}},
-             "",
              "server[1].tiles: tile r0c0 is on display node 'top', whose NIC 'eth2' is on server "
              "'stream1'"},
-        Rule{"ServerWithNoTile", {{kServer1, kServer1 + "\n" + kAllTiles}}, "",
+        Rule{"ServerWithNoTile", {{kServer1, kServer1 + "\n" + kAllTiles}},
              "server[1]: server 'stream2' streams no tile"},
-        Rule{"MpiNetworkNotASubnet", {}, "[mpi]\nnetwork = \"10.99.0.0\"\n",
+        Rule{"MpiNetworkNotASubnet", {{kNetwork, "network = \"10.99.0.0\""}},
              "mpi.network: '10.99.0.0' is not an IPv4 subnet like \"10.99.0.0/24\""},
-        Rule{"MpiNetworkOnAMediaNic", {}, "[mpi]\nnetwork = \"10.10.0.0/16\"\n",
+        Rule{"MpiNetworkOnAMediaNic", {{kNetwork, "network = \"10.10.0.0/16\""}},
              "mpi.network: NIC 'eth2' (10.10.1.1) is inside 10.10.0.0/16"}),
     [](const ::testing::TestParamInfo<Rule>& info) { return info.param.name; });
 
