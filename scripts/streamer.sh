@@ -4,6 +4,12 @@
 #
 #   scripts/streamer.sh [-n RANKS] STREAMER-FLAGS...   (default: -n 1, tile ranks spawned)
 #
+# A wall over several servers ([[server]] in --config) runs one rank per
+# tile, placed by the hostfile `streamer --print-hostfile` writes, with MPI
+# kept to the config's [mpi] network (`--print-mpirun-options`); -n is then
+# ignored. Run it on the first server. MPIRUN_FLAGS adds mpirun options
+# (the testbed's rsh agent: MPIRUN_FLAGS="--mca plm_rsh_agent scripts/testbed-rsh").
+#
 # Why a wrapper: given to mpirun itself, Ctrl-C kills the ranks without a
 # report (Open MPI 4.1 cannot forward SIGINT) and SIGTERM reaches them only
 # after Open MPI's 2-second kill sequence; this script signals the ranks
@@ -17,10 +23,31 @@ streamer=${STREAMER:-$here/build/streamer/streamer}
 ranks=1
 if [ "${1:-}" = "-n" ]; then ranks=$2; shift 2; fi
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-recovery=()
-if [ "$ranks" -gt 1 ]; then recovery=(--enable-recovery); fi
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+hostfile=$(mktemp)
+trap 'rm -f "$log" "$hostfile"' EXIT
+
+# A wall over several servers: its hostfile, its rank count, its MPI network.
+placement=()
+config="" previous=""
+for a in "$@"; do
+  if [ "$previous" = "--config" ]; then config=$a; fi
+  case $a in --config=*) config=${a#--config=} ;; esac
+  previous=$a
+done
+if [ -n "$config" ] && "$streamer" --config "$config" --print-hostfile > "$hostfile" 2>/dev/null &&
+  [ "$(grep -c ' slots=' "$hostfile")" -gt 1 ]; then
+  ranks=0
+  while read -r _ slots; do ranks=$((ranks + ${slots#slots=})); done < <(grep ' slots=' "$hostfile")
+  mapfile -t mpi_network < <("$streamer" --config "$config" --print-mpirun-options)
+  placement=(--hostfile "$hostfile" --map-by slot "${mpi_network[@]}")
+fi
+read -r -a extra <<< "${MPIRUN_FLAGS:-}"
+# Not over several servers: there Open MPI 4.1's recovery hangs the job once
+# its ranks exit non-zero (a flag or config error; seen on the testbed), so
+# a dead rank ends the job through mpirun at once (docs/decisions.md).
+recovery=()
+if [ "$ranks" -gt 1 ] && [ ${#placement[@]} -eq 0 ]; then recovery=(--enable-recovery); fi
 
 # A session of its own: Ctrl-C reaches this script, not mpirun.
 # Open MPI settings, chosen (docs/decisions.md): --bind-to none, since each
@@ -28,7 +55,7 @@ trap 'rm -f "$log"' EXIT
 # ranks may outnumber cores and a rank waiting in MPI must not spin a core
 # away from a pacing loop.
 mca=(--bind-to none --mca mpi_yield_when_idle 1)
-setsid mpirun -n "$ranks" --oversubscribe "${mca[@]}" "${recovery[@]}" "$streamer" "$@" > >(trap "" INT TERM; exec tee "$log") 2>&1 &
+setsid mpirun -n "$ranks" --oversubscribe "${mca[@]}" "${placement[@]}" "${extra[@]}" "${recovery[@]}" "$streamer" "$@" > >(trap "" INT TERM; exec tee "$log") 2>&1 &
 mpirun_pid=$!
 stop() { pkill -TERM -P "$mpirun_pid" 2>/dev/null; }
 trap stop INT TERM
@@ -59,11 +86,13 @@ dead=$(sed -n 's/.*process rank \([0-9][0-9]*\) .*exited on signal.*/\1/p' "$log
 if [ -n "$dead" ]; then
   if grep -q "^Child job" "$log"; then dead=$((dead + 1)); fi
   tile=$(sed -n "s/^  tile \([^ ]*\) *rank $dead .*/\1/p" "$log" | paste -sd, | sed 's/,/, /g')
+  # On a wall of several servers the plan line ends with the rank's host.
+  host=$(sed -n "s/^  tile [^ ]* *rank $dead .*  host \([^ ]*\)$/, on server \1/p" "$log" | head -1)
   if [ "$dead" -eq 0 ]; then
     echo "streamer.sh: the coordinator (rank 0) died; the job was ended" >&2
   else
     case $tile in *,*) what=tiles ;; *) what=tile ;; esac
-    echo "streamer.sh: $what ${tile:-?} (rank $dead) died; the job was ended" >&2
+    echo "streamer.sh: $what ${tile:-?} (rank $dead$host) died; the job was ended" >&2
   fi
   [ "$rc" -ne 0 ] || rc=1
 fi

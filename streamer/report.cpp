@@ -12,7 +12,9 @@ namespace tilestream {
 StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   StreamSummary r;
   r.tile = TileId::FromIndex(s.tile, config.wall.layout).Name();
-  r.nic = config.nics[config.routes[s.tile].nic].name;
+  const TileRoute& route = config.routes[s.tile];
+  r.nic = config.nics[route.nic].name;
+  if (config.several_servers()) r.nic = config.servers[route.server].name + "/" + r.nic;
   const double seconds = s.elapsed_ns > 0 ? s.elapsed_ns / 1e9 : 0;
   if (seconds > 0) {
     r.mbps = s.bytes * 8 / seconds / 1e6;

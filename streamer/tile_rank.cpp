@@ -1,6 +1,7 @@
 #include "streamer/tile_rank.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <algorithm>
@@ -385,6 +386,8 @@ int RunTileRank(const WallComm& comm, const StreamerOptions& options, const Wall
   const RankPlan plan(wall.config, static_cast<uint32_t>(comm.size - 1));
   if (plan.tiles(comm.rank).empty()) return WaitAsSpare(comm, stop);
   if (const Status s = CheckPlacement(wall.config, plan, comm.rank, ThisHost()); !s.ok()) {
+    // Said here too: mpirun may end the job before the coordinator says it.
+    spdlog::error("rank {}: {}", comm.rank, s.message());
     ReportSetUpFailure(comm, s.message());
     return 1;
   }

@@ -23,12 +23,17 @@ bool WaitFor(F done, std::chrono::milliseconds bound = std::chrono::seconds(60))
   return true;
 }
 
-// Whether the file at `path` contains `text` (count times at least).
-inline bool FileContains(const std::string& path, const std::string& text, size_t count = 1) {
-  std::ifstream in(path);
+// The text of the file at `path` ("" when there is none).
+inline std::string FileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
-  const std::string all = s.str();
+  return s.str();
+}
+
+// Whether the file at `path` contains `text` (count times at least).
+inline bool FileContains(const std::string& path, const std::string& text, size_t count = 1) {
+  const std::string all = FileText(path);
   size_t found = 0;
   for (size_t at = all.find(text); at != std::string::npos; at = all.find(text, at + 1)) ++found;
   return found >= count;

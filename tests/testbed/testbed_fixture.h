@@ -33,11 +33,14 @@ inline const std::string kSourceDir = TILESTREAM_SOURCE_DIR;
 
 class TestbedFixture : public ::testing::Test {
  protected:
-  // Brings the testbed up and writes configs/`config` with `extra` TOML
-  // appended, and a synthetic store of `frames` frames for it.
-  void SetUpWall(const std::string& config, const std::string& extra, uint64_t frames) {
+  // Brings the testbed up (`up`: its command, up or up-two-servers) and
+  // writes configs/`config` with `extra` TOML appended, and a synthetic
+  // store of `frames` frames for it; a wall over several servers also gets
+  // each server's part of it in that server's store, as "movie".
+  void SetUpWall(const std::string& config, const std::string& extra, uint64_t frames,
+                 const std::string& up_command = "up") {
     if (getuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces)";
-    const auto up = Shell(kSourceDir + "/scripts/testbed.sh up", dir_);
+    const auto up = Shell(kSourceDir + "/scripts/testbed.sh " + up_command, dir_);
     if (up.exit_code == 77) GTEST_SKIP() << up.output;
     ASSERT_EQ(up.exit_code, 0) << up.output;
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -56,6 +59,22 @@ class TestbedFixture : public ::testing::Test {
     co.progress = false;
     ASSERT_TRUE(CutMovie(**source, co).ok());
     movie_ = *OpenTileStore(dir_ / "movie");
+    if (config_.several_servers()) CutIntoServerStores(frames);
+  }
+
+  // The same movie cut by server, each part copied to its server's store.
+  void CutIntoServerStores(uint64_t frames) {
+    auto source = MakeSyntheticSource(config_.wall, frames, 3, true);
+    CutOptions co;
+    co.wall = config_.wall;
+    co.parts = StoreParts(config_, dir_ / "parts");
+    co.progress = false;
+    ASSERT_TRUE(CutMovie(**source, co).ok());
+    for (const StorePart& part : co.parts) {
+      const std::string store = config_.servers[&part - co.parts.data()].store;
+      const auto cp = Shell("mkdir -p " + store + " && cp -r " + part.dir + " " + store + "/movie", dir_);
+      ASSERT_EQ(cp.exit_code, 0) << cp.output;
+    }
   }
 
   void TearDown() override {
@@ -164,9 +183,10 @@ class TestbedFixture : public ::testing::Test {
     EXPECT_EQ(tiles_seen, config_.tile_count());
   }
 
-  uint64_t TxBytes(const std::string& nic) {
-    const auto r =
-        Shell("ip netns exec ts-server cat /sys/class/net/" + nic + "/statistics/tx_bytes", dir_);
+  // Bytes interface `nic` of namespace ts-`ns` sent.
+  uint64_t TxBytes(const std::string& nic, const std::string& ns = "server") {
+    const auto r = Shell(
+        "ip netns exec ts-" + ns + " cat /sys/class/net/" + nic + "/statistics/tx_bytes", dir_);
     return std::stoull(r.output);
   }
 

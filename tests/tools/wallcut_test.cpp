@@ -17,6 +17,7 @@
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/two_servers.h"
+#include "tests/support/wait_for.h"
 #include "tools/frame_source.h"
 #include "tools/movie_cutter.h"
 #include "tools/wall_cutter.h"
@@ -26,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::FileText;
 using testing::PatternFrame;
 using testing::ProcessResult;
 using testing::Shell;
@@ -203,13 +205,6 @@ TEST(Wallcut, HelpDescribesEveryFlag) {
   for (const char* flag : {"--config", "--layout", "--tile", "--bezel", "--synthetic", "--stdin",
                            "--spread", "--force"})
     EXPECT_THAT(r.output, HasSubstr(flag));
-}
-
-std::string FileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // A wall over two servers: OUT/stream1 and OUT/stream2, each with the

@@ -1,0 +1,187 @@
+// A wall over two streaming servers on the testbed (scripts/testbed.sh
+// up-two-servers): ts-srv1 and ts-srv2, each with a host name of its own and
+// two NICs, a management link between them for MPI, 8 display nodes. One
+// Open MPI job over both, launched as a user does (scripts/streamer.sh on
+// the first server, which reaches the second through the testbed's rsh
+// agent). Skipped (with the reason) when not root or without namespaces.
+#include <gmock/gmock.h>
+
+#include <thread>
+
+#include "tests/testbed/testbed_fixture.h"
+
+namespace tilestream {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kSourceDir;
+using testing::ProcessResult;
+using testing::Shell;
+
+constexpr uint64_t kFrames = 8, kTicks = 50;
+
+class TwoServers : public testing::TestbedFixture {
+ protected:
+  // A generous swap-sync deadline: on two loaded cores a node's report came
+  // after one frame interval once, and the tick was skipped.
+  void SetUp() override {
+    SetUpWall("testbed-two-servers.toml", "[sync]\ndeadline_ms = 500", kFrames, "up-two-servers");
+  }
+
+  // scripts/streamer.sh on ts-srv1 as a user runs it; `tail` ends the command.
+  std::string LaunchCommand(uint64_t ticks) {
+    return "MPIRUN_FLAGS='--mca plm_rsh_agent " + kSourceDir +
+           "/scripts/testbed-rsh' STREAMER=" STREAMER_PATH " timeout 120 " + kSourceDir +
+           "/scripts/testbed.sh exec srv1 " + kSourceDir + "/scripts/streamer.sh --config " +
+           config_path_ + " --movie movie --ticks " + std::to_string(ticks) + " -q --json " +
+           (dir_ / "streamer.json");
+  }
+  ProcessResult StreamOverBoth(uint64_t ticks) { return Shell(LaunchCommand(ticks), dir_); }
+
+  std::string ServerOf(uint32_t tile) const {
+    return config_.servers[config_.routes[tile].server].name;
+  }
+
+  // `wallctl COMMAND` from display node tile01, as its operator would.
+  std::pair<int, std::string> Ctl(const std::string& command) {
+    const auto r = Shell("ip netns exec ts-tile01 " WALLCTL_PATH " --config " + config_path_ +
+                             " " + command,
+                         dir_);
+    return {r.exit_code, r.output};
+  }
+
+  // Processes in the namespace of server ts-`name` (none once a job is over).
+  std::string ProcessesOn(const std::string& name) {
+    return Shell("ip netns pids ts-" + name, dir_).output;
+  }
+};
+
+TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
+  StartReceivers();
+  std::map<uint32_t, uint64_t> before;
+  for (uint32_t n = 0; n < config_.nics.size(); ++n)
+    before[n] = TxBytes(config_.nics[n].name, config_.servers[config_.nics[n].server].name.substr(3));
+  const uint64_t management_before = TxBytes("mgmt0", "srv2");
+  const ProcessResult tx = StreamOverBoth(kTicks);
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  const std::map<uint32_t, uint64_t> sent = SentFrames();
+  StopReceivers(sent);
+
+  // Every tile's rank ran on its tile's server, by its own host name.
+  for (const auto& s : StreamerReport()["streams"]) {
+    const uint32_t t = ParseTileName(s["tile"].get<std::string>(), config_.wall.layout)->Index(
+        config_.wall.layout);
+    EXPECT_EQ(s["host"], ServerOf(t)) << s["tile"];
+    EXPECT_EQ(s["nic"], ServerOf(t) + "/" + config_.nics[config_.routes[t].nic].name);
+  }
+  // Each server's NICs carried the bytes of their tiles (2 each), within 5%
+  // (ARP and, on ts-srv1's eth2, the control connection ride along).
+  const double tile_bytes = kTicks * (config_.wall.tile.frame_bytes() * 1.01);
+  for (uint32_t n = 0; n < config_.nics.size(); ++n) {
+    uint32_t tiles = 0;
+    for (const TileRoute& r : config_.routes) tiles += r.nic == n;
+    const std::string server = config_.servers[config_.nics[n].server].name;
+    const double bytes =
+        static_cast<double>(TxBytes(config_.nics[n].name, server.substr(3)) - before[n]);
+    EXPECT_EQ(tiles, 2u);
+    EXPECT_NEAR(bytes / (tiles * tile_bytes), 1.0, 0.05)
+        << server << "/" << config_.nics[n].name << " carried " << bytes << " bytes";
+  }
+  // MPI between the servers went over the management link.
+  EXPECT_GT(TxBytes("mgmt0", "srv2") - management_before, 10'000u);
+  ExpectEveryFrameChecksumExact(sent, kFrames);
+  const auto report = StreamerReport();
+  EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + report["aggregate"]["skipped_ticks"].get<uint64_t>(),
+            kTicks)
+      << "all 8 nodes in swap sync across both servers";
+}
+
+// The control channel and the swap sync across servers: pause and seek 5
+// from a display node, and every tile of both servers shows frame 5.
+TEST_F(TwoServers, PauseAndSeekShowThatFrameOnEveryTileOfBothServers) {
+  StartReceivers();
+  std::thread control([&] {
+    ASSERT_TRUE(testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      return j.is_object() && j.value("tick", int64_t{-1}) >= 25;
+    })) << "the wall never played";
+    EXPECT_EQ(Ctl("pause").first, 0);
+    const auto [rc, reply] = Ctl("seek 5");
+    EXPECT_EQ(rc, 0) << reply;
+    EXPECT_THAT(reply, HasSubstr("\"frame\":5"));
+  });
+  const ProcessResult tx = StreamOverBoth(125);  // 5 s
+  control.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceivers(SentFrames());
+  uint32_t tiles = 0;
+  for (const DisplayNode& node : config_.nodes) {
+    for (const auto& [tile, frames] : testing::ReadFrameLog(dir_ / (node.name + ".txt"))) {
+      ++tiles;
+      ASSERT_GE(frames.size(), 10u) << "tile " << tile;
+      std::vector<std::string> sums;
+      for (const auto& [ts, sum] : frames) sums.push_back(sum);  // in timestamp order
+      // Paused for the last ~2 s: the last frames are all the store's frame 5.
+      for (size_t i = sums.size() - 3; i < sums.size(); ++i)
+        EXPECT_EQ(sums[i], testing::StoreFrameChecksum(movie_, tile, 5))
+            << "tile " << tile << " (" << ServerOf(tile) << ") frame " << i;
+    }
+  }
+  EXPECT_EQ(tiles, config_.tile_count());
+}
+
+// A tile's rank on the second server dies: the job ends at once, naming the
+// tile and its server, and nothing of it is left on either server.
+TEST_F(TwoServers, AKilledRankOnTheSecondServerEndsTheJobNamingTileAndServer) {
+  const std::string out = dir_ / "job.out";
+  const pid_t job = fork();
+  if (job == 0) {
+    execl("/bin/sh", "sh", "-c", (LaunchCommand(100000) + " > " + out + " 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  // The plan is printed once every tile is ready; then the last rank dies.
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::FileContains(out, "  host ts-srv", 8); }));
+  const std::string last = std::to_string(config_.tile_count());
+  std::smatch plan;
+  const std::string printed = testing::FileText(out);
+  ASSERT_TRUE(std::regex_search(printed, plan,
+                                std::regex("  tile (r[0-9]c[0-9]) +rank " + last + " .*host (.*)")));
+  const std::string tile = plan[1];
+  ASSERT_EQ(plan[2], "ts-srv2") << "the last rank runs on the second server";
+  const auto kill = Shell("for p in $(ip netns pids ts-srv2); do tr '\\0' '\\n' < /proc/$p/environ "
+                          "| grep -qx OMPI_COMM_WORLD_RANK=" +
+                              last + " && kill -9 $p; done; true",
+                          dir_);
+  ASSERT_EQ(kill.exit_code, 0) << kill.output;
+  int status = 0;
+  ASSERT_TRUE(testing::WaitFor([&] { return waitpid(job, &status, WNOHANG) == job; }));
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const std::string output = testing::FileText(out);
+  EXPECT_THAT(output, HasSubstr("tile " + tile + " (rank " + last +
+                                ", on server ts-srv2) died; the job was ended"));
+  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv1").empty(); }))
+      << ProcessesOn("srv1");
+  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv2").empty(); }))
+      << ProcessesOn("srv2");
+}
+
+// mpirun by hand with a hostfile that lists the servers the wrong way
+// round: every rank lands on the other server, and the streamer refuses,
+// naming a tile, the host it runs on and its server.
+TEST_F(TwoServers, ARankOnTheWrongServerIsRefusedNamingTheTileAndBothHosts) {
+  std::ofstream(dir_ / "swapped") << "ts-srv2 slots=5\nts-srv1 slots=4\n";
+  const ProcessResult r =
+      Shell("timeout 60 " + kSourceDir + "/scripts/testbed.sh exec srv1 " MPIRUN_PATH
+                " -n 9 --hostfile " + (dir_ / "swapped") + " --map-by slot --mca plm_rsh_agent " +
+                kSourceDir + "/scripts/testbed-rsh --mca oob_tcp_if_include 10.99.0.0/24 --mca "
+                "btl_tcp_if_include 10.99.0.0/24 " STREAMER_PATH " --config " + config_path_ +
+                " --movie movie --ticks 10",
+            dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("tile r[01]c[0-3] runs on host 'ts-srv[12]', "
+                                                 "but its server is 'ts-srv[12]'"));
+  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv2").empty(); }));
+}
+
+}  // namespace
+}  // namespace tilestream
