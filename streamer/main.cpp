@@ -11,6 +11,7 @@
 
 #include "common/base/log.h"
 #include "common/check/preflight.h"
+#include "common/wall/server_hosts.h"
 #include "streamer/coordinator.h"
 #include "streamer/launch.h"
 #include "streamer/placement.h"
@@ -42,7 +43,12 @@ int Check(int argc, char** argv) {
   }
   std::vector<Finding> findings = CheckStreamerHost(wall->config);
   if (wall->movie) {
-    auto store = CheckStore(*wall->movie, wall->config);
+    // This server's first tile (on a wall of several, the others are elsewhere).
+    const WallConfig& c = wall->config;
+    const int server = ServerOfHost(c, ThisHost());
+    uint32_t tile = 0;
+    while (tile + 1 < c.tile_count() && static_cast<int>(c.routes[tile].server) != server) ++tile;
+    auto store = CheckStore(*wall->movie, c, tile);
     findings.insert(findings.end(), store.begin(), store.end());
   }
   bool failed = false;

@@ -11,6 +11,7 @@
 #include "common/base/clock.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"
+#include "common/wall/server_hosts.h"
 #include "common/wall/token_file.h"
 
 namespace tilestream {
@@ -88,13 +89,38 @@ bool PortFree(const std::string& address, uint16_t port, int type) {
   return bind(fd.get(), a->sockaddr_ptr(), a->length) == 0;
 }
 
+// On a wall of several servers, which one this host is (a finding either
+// way): its index, or -1.
+int ThisServer(const WallConfig& c, const PreflightOptions& o, std::vector<Finding>* out) {
+  if (!c.several_servers()) return 0;
+  const std::string host = o.host.empty() ? ThisHost() : o.host;
+  const int server = ServerOfHost(c, host);
+  std::string names;
+  for (const Server& s : c.servers) names += (names.empty() ? "" : ", ") + s.name;
+  if (server < 0) {
+    out->push_back({Level::kFail,
+                    fmt::format("this host ('{}') is none of the wall's servers ({})", host, names),
+                    "run the check on each server, whose host name a [[server]] names"});
+  } else {
+    out->push_back({Level::kOk,
+                    fmt::format("this host ('{}') is server '{}' of {}", host,
+                                c.servers[static_cast<size_t>(server)].name, names),
+                    ""});
+  }
+  return server;
+}
+
 }  // namespace
 
 std::vector<Finding> CheckStreamerHost(const WallConfig& c, const PreflightOptions& o) {
   std::vector<Finding> out;
+  const int server = ThisServer(c, o, &out);
+  if (server < 0) return out;
   CheckSysctl(o, "net.core.wmem_max", static_cast<int64_t>(c.stream.send_buffer),
               "bytes of send buffer a tile stream asks for ([stream] send_buffer)", &out);
-  for (const Nic& nic : c.nics) CheckInterface(o, nic, c.stream.mtu, &out);
+  for (const Nic& nic : c.nics)
+    if (static_cast<int>(nic.server) == server) CheckInterface(o, nic, c.stream.mtu, &out);
+  if (server > 0) return out;  // the coordinator's listener and token are on the first
   if (PortFree(c.control.listen_address, c.control.port, SOCK_STREAM)) {
     out.push_back(
         {Level::kOk,
@@ -144,9 +170,10 @@ std::vector<Finding> CheckReceiverHost(const WallConfig& c, uint32_t node,
   return out;
 }
 
-std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& c, uint32_t frames) {
+std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& c, uint32_t tile,
+                                uint32_t frames) {
   std::vector<Finding> out;
-  auto reader = TileReader::Open(movie, 0, /*direct=*/true);
+  auto reader = TileReader::Open(movie, tile, /*direct=*/true);
   if (!reader.ok()) {
     out.push_back({Level::kFail, reader.status().message(),
                    "check --movie and the tile files (wallcut makes them)"});
@@ -168,7 +195,7 @@ std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& c,
   const int64_t t0 = MonotonicNs();
   for (uint64_t f = 0; f < n; ++f) {
     if (Status s = reader->ReadFrame(f, buffer->span()); !s.ok()) {
-      out.push_back({Level::kFail, "reading tile 0: " + s.message(), ""});
+      out.push_back({Level::kFail, fmt::format("reading tile {}: {}", tile, s.message()), ""});
       return out;
     }
   }
@@ -176,8 +203,8 @@ std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& c,
   const double rate = n * static_cast<double>(movie.frame_stride) / std::max(seconds, 1e-9);
   const double need = c.wall.tile.frame_bytes() * c.wall.fps;
   const std::string what =
-      fmt::format("tile 0 reads at {:.0f} MB/s ({} frames); one tile needs {:.0f} MB/s at {} fps",
-                  rate / 1e6, n, need / 1e6, c.wall.fps);
+      fmt::format("tile {} reads at {:.0f} MB/s ({} frames); one tile needs {:.0f} MB/s at {} fps",
+                  tile, rate / 1e6, n, need / 1e6, c.wall.fps);
   if (rate < 1.5 * need) {
     out.push_back({Level::kWarn, what + ": less than 1.5x, no headroom",
                    "spread the tile files over more SSDs (wallcut --spread)"});

@@ -24,18 +24,20 @@ struct Finding {
 struct PreflightOptions {
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
+  std::string host;  // this host's name; "": gethostname
 };
 
 // The streamer's machine: send buffers, the NICs (MTU, NUMA node), the
-// control port.
+// control port. On a wall of several servers: that this host is one of
+// them, and only its NICs (the control port and token on the first).
 std::vector<Finding> CheckStreamerHost(const WallConfig& config, const PreflightOptions& o = {});
 // A display node: receive buffers, backlog, the tiles' ports.
 std::vector<Finding> CheckReceiverHost(const WallConfig& config, uint32_t node,
                                        const PreflightOptions& o = {});
-// The tile store: O_DIRECT on each tile file's file system and the read
-// rate of up to `frames` frames of tile 0, against what one tile needs.
+// The tile store: O_DIRECT on the file system of tile `tile`'s file and its
+// read rate over up to `frames` frames, against what one tile needs.
 std::vector<Finding> CheckStore(const MovieManifest& movie, const WallConfig& config,
-                                uint32_t frames = 16);
+                                uint32_t tile = 0, uint32_t frames = 16);
 
 // "ok   ...", "WARN ...   fix: ...", one per line; and whether any failed.
 std::string FormatFindings(const std::vector<Finding>& findings, bool* any_failed);

@@ -9,6 +9,7 @@
 #include "common/net/udp_socket.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/two_servers.h"
 
 namespace tilestream {
 namespace {
@@ -103,6 +104,29 @@ TEST_F(PreflightTest, TheStoreIsReadAndItsRateComparedWithWhatATileNeeds) {
   EXPECT_THAT(Find(f, "tile 0 reads at").what,
               HasSubstr("(4 frames); one tile needs 0 MB/s at 30 fps"));
   EXPECT_NE(Find(f, "O_DIRECT").level, Finding::Level::kFail);
+}
+
+// On a wall of two servers each checks its own NICs, and only the first
+// the control port; a host that is neither is told so.
+TEST_F(PreflightTest, AServerOfSeveralChecksItsOwnNicsOnly) {
+  const WallConfig two = testing::TwoServers();
+  o_.host = "stream2";
+  auto f = CheckStreamerHost(two, o_);
+  EXPECT_EQ(Find(f, "this host ('stream2') is server 'stream2' of stream1, stream2").level,
+            Finding::Level::kOk);
+  EXPECT_EQ(Find(f, "interface eth2 has MTU 1500").level, Finding::Level::kFail);
+  size_t interfaces = 0, control = 0;
+  for (const Finding& x : f) {
+    interfaces += x.what.find("interface ") != std::string::npos;
+    control += x.what.find("control port") != std::string::npos;
+  }
+  EXPECT_EQ(interfaces, 4u) << "eth2 and eth3 of stream2, MTU and NUMA node each (not 8)";
+  EXPECT_EQ(control, 0u) << "the control port is the first server's";
+  o_.host = "laptop";
+  f = CheckStreamerHost(two, o_);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(Find(f, "this host ('laptop') is none of the wall's servers").level,
+            Finding::Level::kFail);
 }
 
 }  // namespace
