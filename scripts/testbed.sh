@@ -94,6 +94,7 @@ up_two_servers() {
   server ts-srv2 eth2=10.10.3.1 eth3=10.10.4.1
   mkdir -p "$uts"
   for i in 1 2; do
+    mkdir -p "$dir/ts-srv$i"  # its "disk": the store of configs/testbed-two-servers.toml
     touch "$uts/ts-srv$i"
     unshare --uts="$uts/ts-srv$i" hostname "ts-srv$i"
   done
