@@ -115,7 +115,8 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
   }
   if (!o.movie_dir.empty()) {
     // On a wall of several servers, a relative --movie is in this host's store.
-    auto dir = o.config_path.empty() ? o.movie_dir : MovieOnThisHost(w.config, o.movie_dir, ThisHost());
+    auto dir =
+        o.config_path.empty() ? o.movie_dir : MovieOnThisHost(w.config, o.movie_dir, ThisHost());
     if (!dir.ok()) return dir.status();
     auto m = OpenTileStore(*dir, /*check_files=*/false);  // each tile rank checks its own
     if (!m.ok()) return m.status();

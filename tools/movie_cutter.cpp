@@ -34,7 +34,8 @@ Result<std::vector<TileStoreWriter>> CreateWriters(const CutOptions& o) {
   wo.spread = o.spread;
   wo.overwrite = o.overwrite;
   std::vector<TileStoreWriter> writers;
-  for (const StorePart& part : o.parts.empty() ? std::vector<StorePart>{{o.out_dir, {}}} : o.parts) {
+  for (const StorePart& part :
+       o.parts.empty() ? std::vector<StorePart>{{o.out_dir, {}}} : o.parts) {
     wo.directory = part.dir;
     wo.tiles = part.tiles;
     auto writer = TileStoreWriter::Create(wo);
@@ -51,7 +52,8 @@ Status FinishAll(std::vector<TileStoreWriter>& writers) {
     const Status s = writers[i].Finish();
     if (s.ok()) continue;
     for (size_t j = 0; j < i; ++j)
-      std::filesystem::remove(std::filesystem::path(writers[j].manifest().directory) / kManifestName);
+      std::filesystem::remove(std::filesystem::path(writers[j].manifest().directory) /
+                              kManifestName);
     return s;
   }
   return Status::Ok();

@@ -25,7 +25,7 @@ struct StorePart {
 struct CutOptions {
   WallSettings wall;
   std::string out_dir;
-  std::vector<StorePart> parts;  // empty: one store in out_dir
+  std::vector<StorePart> parts;     // empty: one store in out_dir
   std::vector<std::string> spread;  // tile files round-robin over these directories
   std::string title;
   bool overwrite = false;

@@ -7,8 +7,7 @@
 namespace tilestream {
 
 std::vector<uint32_t> AssignNics(std::span<const int> pinned, std::span<const double> tile_bps,
-                                 std::span<const double> nic_speed_bps,
-                                 const NicAllowed& allowed) {
+                                 std::span<const double> nic_speed_bps, const NicAllowed& allowed) {
   assert(pinned.size() == tile_bps.size() && !nic_speed_bps.empty());
   std::vector<double> load(nic_speed_bps.size(), 0.0);
   std::vector<uint32_t> nic(pinned.size(), 0);

@@ -272,7 +272,7 @@ class ConfigCheck {
   WallConfig& c_;
   std::vector<std::string> errors_;
   std::map<std::string, uint32_t> server_index_;
-  std::map<std::string, uint32_t> nic_index_;             // "server/name" -> NIC
+  std::map<std::string, uint32_t> nic_index_;               // "server/name" -> NIC
   std::map<std::string, std::vector<uint32_t>> nic_names_;  // "name" -> NICs of that name
   std::map<std::string, uint32_t> nic_addresses_;
   std::vector<int> tile_node_, pinned_, tile_server_;
@@ -468,8 +468,8 @@ int ConfigCheck::NodeNic(size_t n, const std::string& key) {
     for (uint32_t n : it->second)
       choices += fmt::format("{}'{}/{}'", choices.empty() ? "" : " or ",
                              c_.servers[c_.nics[n].server].name, node.nic);
-    Fail(key + ".nic", fmt::format("NIC '{}' is on {} servers: write {}", node.nic,
-                                   it->second.size(), choices));
+    Fail(key + ".nic",
+         fmt::format("NIC '{}' is on {} servers: write {}", node.nic, it->second.size(), choices));
     return -1;
   }
   Fail(key + ".nic",
@@ -690,9 +690,9 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   if (!parsed.ok()) return parsed.status();
   const toml::table& root = *parsed;
   TomlReader r(c.source, &c.key_lines);
-  r.CheckKeys(root, "",
-              {"wall", "stream", "server", "nic", "node", "control", "http", "sync", "joystick",
-               "mpi"});
+  r.CheckKeys(
+      root, "",
+      {"wall", "stream", "server", "nic", "node", "control", "http", "sync", "joystick", "mpi"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);

@@ -170,7 +170,7 @@ struct TileRoute {
   int display = 0;
   uint32_t nic = 0;     // index into WallConfig::nics
   uint32_t server = 0;  // index into WallConfig::servers: its NIC's
-  std::string sdp;   // the SDP file describing its stream (as written in the config), or ""
+  std::string sdp;      // the SDP file describing its stream (as written in the config), or ""
   bool any_ssrc = false;
   // Lost packets are asked for again and retransmitted: our own stream (no
   // SDP file) with retransmission on for the wall and this tile.

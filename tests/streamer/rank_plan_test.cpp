@@ -11,7 +11,10 @@ namespace {
 // (t * 7) % 4, so NICs and tiles interleave.
 WallConfig FourNics() {
   WallConfig c = DefaultWallConfig({5, 3});
-  c.nics = {{"eth2", "", 0, 10, "", 0}, {"eth3", "", 1, 10, "", 0}, {"eth4", "", 0, 10, "", 0}, {"eth5", "", 1, 10, "", 0}};
+  c.nics = {{"eth2", "", 0, 10, "", 0},
+            {"eth3", "", 1, 10, "", 0},
+            {"eth4", "", 0, 10, "", 0},
+            {"eth5", "", 1, 10, "", 0}};
   for (uint32_t t = 0; t < c.tile_count(); ++t) c.routes[t].nic = (t * 7) % 4;
   return c;
 }

@@ -72,7 +72,8 @@ class TestbedFixture : public ::testing::Test {
     ASSERT_TRUE(CutMovie(**source, co).ok());
     for (const StorePart& part : co.parts) {
       const std::string store = config_.servers[&part - co.parts.data()].store;
-      const auto cp = Shell("mkdir -p " + store + " && cp -r " + part.dir + " " + store + "/movie", dir_);
+      const auto cp =
+          Shell("mkdir -p " + store + " && cp -r " + part.dir + " " + store + "/movie", dir_);
       ASSERT_EQ(cp.exit_code, 0) << cp.output;
     }
   }

@@ -44,9 +44,8 @@ class TwoServers : public testing::TestbedFixture {
 
   // `wallctl COMMAND` from display node tile01, as its operator would.
   std::pair<int, std::string> Ctl(const std::string& command) {
-    const auto r = Shell("ip netns exec ts-tile01 " WALLCTL_PATH " --config " + config_path_ +
-                             " " + command,
-                         dir_);
+    const auto r = Shell(
+        "ip netns exec ts-tile01 " WALLCTL_PATH " --config " + config_path_ + " " + command, dir_);
     return {r.exit_code, r.output};
   }
 
@@ -60,7 +59,8 @@ TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
   StartReceivers();
   std::map<uint32_t, uint64_t> before;
   for (uint32_t n = 0; n < config_.nics.size(); ++n)
-    before[n] = TxBytes(config_.nics[n].name, config_.servers[config_.nics[n].server].name.substr(3));
+    before[n] =
+        TxBytes(config_.nics[n].name, config_.servers[config_.nics[n].server].name.substr(3));
   const uint64_t management_before = TxBytes("mgmt0", "srv2");
   const ProcessResult tx = StreamOverBoth(kTicks);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
@@ -69,8 +69,8 @@ TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
 
   // Every tile's rank ran on its tile's server, by its own host name.
   for (const auto& s : StreamerReport()["streams"]) {
-    const uint32_t t = ParseTileName(s["tile"].get<std::string>(), config_.wall.layout)->Index(
-        config_.wall.layout);
+    const uint32_t t = ParseTileName(s["tile"].get<std::string>(), config_.wall.layout)
+                           ->Index(config_.wall.layout);
     EXPECT_EQ(s["host"], ServerOf(t)) << s["tile"];
     EXPECT_EQ(s["nic"], ServerOf(t) + "/" + config_.nics[config_.routes[t].nic].name);
   }
@@ -91,7 +91,8 @@ TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
   EXPECT_GT(TxBytes("mgmt0", "srv2") - management_before, 10'000u);
   ExpectEveryFrameChecksumExact(sent, kFrames);
   const auto report = StreamerReport();
-  EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + report["aggregate"]["skipped_ticks"].get<uint64_t>(),
+  EXPECT_GE(report["sync"]["presented"].get<uint64_t>() +
+                report["aggregate"]["skipped_ticks"].get<uint64_t>(),
             kTicks)
       << "all 8 nodes in swap sync across both servers";
 }
@@ -144,14 +145,15 @@ TEST_F(TwoServers, AKilledRankOnTheSecondServerEndsTheJobNamingTileAndServer) {
   const std::string last = std::to_string(config_.tile_count());
   std::smatch plan;
   const std::string printed = testing::FileText(out);
-  ASSERT_TRUE(std::regex_search(printed, plan,
-                                std::regex("  tile (r[0-9]c[0-9]) +rank " + last + " .*host (.*)")));
+  ASSERT_TRUE(std::regex_search(
+      printed, plan, std::regex("  tile (r[0-9]c[0-9]) +rank " + last + " .*host (.*)")));
   const std::string tile = plan[1];
   ASSERT_EQ(plan[2], "ts-srv2") << "the last rank runs on the second server";
-  const auto kill = Shell("for p in $(ip netns pids ts-srv2); do tr '\\0' '\\n' < /proc/$p/environ "
-                          "| grep -qx OMPI_COMM_WORLD_RANK=" +
-                              last + " && kill -9 $p; done; true",
-                          dir_);
+  const auto kill = Shell(
+      "for p in $(ip netns pids ts-srv2); do tr '\\0' '\\n' < /proc/$p/environ "
+      "| grep -qx OMPI_COMM_WORLD_RANK=" +
+          last + " && kill -9 $p; done; true",
+      dir_);
   ASSERT_EQ(kill.exit_code, 0) << kill.output;
   int status = 0;
   ASSERT_TRUE(testing::WaitFor([&] { return waitpid(job, &status, WNOHANG) == job; }));
@@ -159,10 +161,8 @@ TEST_F(TwoServers, AKilledRankOnTheSecondServerEndsTheJobNamingTileAndServer) {
   const std::string output = testing::FileText(out);
   EXPECT_THAT(output, HasSubstr("tile " + tile + " (rank " + last +
                                 ", on server ts-srv2) died; the job was ended"));
-  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv1").empty(); }))
-      << ProcessesOn("srv1");
-  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv2").empty(); }))
-      << ProcessesOn("srv2");
+  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv1").empty(); })) << ProcessesOn("srv1");
+  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesOn("srv2").empty(); })) << ProcessesOn("srv2");
 }
 
 // mpirun by hand with a hostfile that lists the servers the wrong way
@@ -171,11 +171,12 @@ TEST_F(TwoServers, AKilledRankOnTheSecondServerEndsTheJobNamingTileAndServer) {
 TEST_F(TwoServers, ARankOnTheWrongServerIsRefusedNamingTheTileAndBothHosts) {
   std::ofstream(dir_ / "swapped") << "ts-srv2 slots=5\nts-srv1 slots=4\n";
   const ProcessResult r =
-      Shell("timeout 60 " + kSourceDir + "/scripts/testbed.sh exec srv1 " MPIRUN_PATH
-                " -n 9 --hostfile " + (dir_ / "swapped") + " --map-by slot --mca plm_rsh_agent " +
-                kSourceDir + "/scripts/testbed-rsh --mca oob_tcp_if_include 10.99.0.0/24 --mca "
-                "btl_tcp_if_include 10.99.0.0/24 " STREAMER_PATH " --config " + config_path_ +
-                " --movie movie --ticks 10",
+      Shell("timeout 60 " + kSourceDir +
+                "/scripts/testbed.sh exec srv1 " MPIRUN_PATH " -n 9 --hostfile " +
+                (dir_ / "swapped") + " --map-by slot --mca plm_rsh_agent " + kSourceDir +
+                "/scripts/testbed-rsh --mca oob_tcp_if_include 10.99.0.0/24 --mca "
+                "btl_tcp_if_include 10.99.0.0/24 " STREAMER_PATH " --config " +
+                config_path_ + " --movie movie --ticks 10",
             dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, ::testing::ContainsRegex("tile r[01]c[0-3] runs on host 'ts-srv[12]', "

@@ -26,8 +26,8 @@ namespace tilestream {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using testing::FileText;
+using ::testing::HasSubstr;
 using testing::PatternFrame;
 using testing::ProcessResult;
 using testing::Shell;
@@ -217,10 +217,9 @@ TEST(Wallcut, AWallOverTwoServersIsCutIntoOneDirectoryPerServer) {
   const std::string cut = kWallcut + " --synthetic --frames 3 -q --config " + (dir / "two.toml");
   const ProcessResult r = Shell(cut + " --out " + (dir / "split"), dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const ProcessResult whole =
-      Shell(kWallcut + " --synthetic --frames 3 -q --layout 4x2 --tile 64x32 --out " +
-                (dir / "whole"),
-            dir);
+  const ProcessResult whole = Shell(
+      kWallcut + " --synthetic --frames 3 -q --layout 4x2 --tile 64x32 --out " + (dir / "whole"),
+      dir);
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   EXPECT_FALSE(fs::exists(dir / "split/movie.toml"));
   for (uint32_t s = 0; s < 2; ++s) {

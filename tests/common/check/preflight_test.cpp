@@ -30,7 +30,8 @@ class PreflightTest : public ::testing::Test {
     Write("sys/class/net/eth3/mtu", "9000");
     Write("sys/class/net/eth3/device/numa_node", "0");
     config_ = DefaultWallConfig({2, 1});
-    config_.nics = {{"eth2", "", 0, 10, "", 0}, {"eth3", "", 0, 10, "", 0}, {"eth9", "", -1, 10, "", 0}};
+    config_.nics = {
+        {"eth2", "", 0, 10, "", 0}, {"eth3", "", 0, 10, "", 0}, {"eth9", "", -1, 10, "", 0}};
     config_.control.port = 0;  // any free port: bindable
   }
 

@@ -25,7 +25,8 @@ TEST(ServerHosts, AHostIsItsServerOrNone) {
   EXPECT_EQ(ServerOfHost(c, "stream1"), 0);
   EXPECT_EQ(ServerOfHost(c, "stream2.lab.org"), 1);
   EXPECT_EQ(ServerOfHost(c, "laptop"), -1);
-  EXPECT_EQ(ServerOfHost(DefaultWallConfig({2, 1}), "laptop"), 0) << "an unnamed server is any host";
+  EXPECT_EQ(ServerOfHost(DefaultWallConfig({2, 1}), "laptop"), 0)
+      << "an unnamed server is any host";
 }
 
 TEST(ServerHosts, ARelativeMovieIsInTheServersStore) {
