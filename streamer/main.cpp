@@ -79,6 +79,18 @@ int PrintLaunch(int argc, char** argv) {
   return 0;
 }
 
+// The wall, checked against the job mpirun started (a wall over several
+// servers needs one rank per tile); every rank of the job finds the same.
+tilestream::Result<tilestream::Wall> ResolveJobWall(const tilestream::StreamerOptions& options,
+                                                    bool child) {
+  auto wall = tilestream::ResolveWall(options);
+  if (!wall.ok() || child) return wall;
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  TS_RETURN_IF_ERROR(tilestream::CheckWorldSize(wall->config, world));
+  return wall;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,17 +121,9 @@ int main(int argc, char** argv) {
     return *rc;
   }
   (void)SetUpLogging("streamer", options.log_level);  // a known level: the flag checks it
-  auto wall = ResolveWall(options);
+  auto wall = ResolveJobWall(options, child);
   if (!wall.ok() && !child) {
     if (speaks) spdlog::error("{}", wall.status().message());
-    MPI_Finalize();
-    return 2;
-  }
-  int world = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  if (const Status s = wall.ok() && !child ? CheckWorldSize(wall->config, world) : Status::Ok();
-      !s.ok()) {
-    if (speaks) spdlog::error("{}", s.message());
     MPI_Finalize();
     return 2;
   }

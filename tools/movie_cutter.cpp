@@ -49,7 +49,7 @@ Result<std::vector<TileStoreWriter>> CreateWriters(const CutOptions& o) {
 // manifest, so that no store of a part of the movie is left looking whole.
 Status FinishAll(std::vector<TileStoreWriter>& writers) {
   for (size_t i = 0; i < writers.size(); ++i) {
-    const Status s = writers[i].Finish();
+    Status s = writers[i].Finish();
     if (s.ok()) continue;
     for (size_t j = 0; j < i; ++j)
       std::filesystem::remove(std::filesystem::path(writers[j].manifest().directory) /

@@ -223,16 +223,16 @@ TEST(Wallcut, AWallOverTwoServersIsCutIntoOneDirectoryPerServer) {
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   EXPECT_FALSE(fs::exists(dir / "split/movie.toml"));
   for (uint32_t s = 0; s < 2; ++s) {
-    const std::string part = dir / ("split/" + c.servers[s].name);
+    const fs::path part = fs::path(dir / "split") / c.servers[s].name;
     auto store = OpenTileStore(part, /*check_files=*/false);
     ASSERT_TRUE(store.ok()) << store.status().message();
     EXPECT_EQ(store->frames, 3u);
     for (uint32_t t = 0; t < c.tile_count(); ++t) {
       const std::string name = TileFileName(TileId::FromIndex(t, c.wall.layout));
-      SCOPED_TRACE(part + "/" + name);
-      ASSERT_EQ(fs::exists(part + "/" + name), c.routes[t].server == s);
+      SCOPED_TRACE((part / name).string());
+      ASSERT_EQ(fs::exists(part / name), c.routes[t].server == s);
       if (c.routes[t].server == s) {
-        EXPECT_EQ(FileText(part + "/" + name), FileText(dir / ("whole/" + name)));
+        EXPECT_EQ(FileText(part / name), FileText(fs::path(dir / "whole") / name));
       }
     }
   }
