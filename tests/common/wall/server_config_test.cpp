@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "common/wall/wall_config.h"
@@ -111,6 +112,9 @@ struct Rule {
   Edits edits;
   std::string expect;
 };
+
+// Names the rule in test lists, not its bytes.
+void PrintTo(const Rule& rule, std::ostream* out) { *out << rule.name; }
 
 class ServerRule : public ::testing::TestWithParam<Rule> {};
 
