@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "common/base/log.h"
@@ -79,6 +80,17 @@ int PrintLaunch(int argc, char** argv) {
   return 0;
 }
 
+// --help, --check and --print-*: answered without MPI.
+std::optional<int> WithoutMpi(int argc, char** argv) {
+  tilestream::StreamerOptions options;
+  if (HasFlag(argc, argv, "-h", "--help"))
+    return tilestream::ParseStreamerFlags(argc, argv, true, &options).value_or(0);
+  if (HasFlag(argc, argv, "--check")) return Check(argc, argv);
+  if (HasFlag(argc, argv, "--print-hostfile", "--print-mpirun-options"))
+    return PrintLaunch(argc, argv);
+  return std::nullopt;
+}
+
 // The wall, checked against the job mpirun started (a wall over several
 // servers needs one rank per tile); every rank of the job finds the same.
 tilestream::Result<tilestream::Wall> ResolveJobWall(const tilestream::StreamerOptions& options,
@@ -97,11 +109,7 @@ int main(int argc, char** argv) {
   using namespace tilestream;
   StreamerOptions options;
   (void)SetUpLogging("streamer");
-  if (HasFlag(argc, argv, "-h", "--help"))
-    return ParseStreamerFlags(argc, argv, true, &options).value_or(0);
-  if (HasFlag(argc, argv, "--check")) return Check(argc, argv);
-  if (HasFlag(argc, argv, "--print-hostfile", "--print-mpirun-options"))
-    return PrintLaunch(argc, argv);
+  if (auto rc = WithoutMpi(argc, argv)) return *rc;
 
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

@@ -12,9 +12,7 @@ namespace tilestream {
 StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   StreamSummary r;
   r.tile = TileId::FromIndex(s.tile, config.wall.layout).Name();
-  const TileRoute& route = config.routes[s.tile];
-  r.nic = config.nics[route.nic].name;
-  if (config.several_servers()) r.nic = config.servers[route.server].name + "/" + r.nic;
+  r.nic = config.nic_label(config.routes[s.tile].nic);
   const double seconds = s.elapsed_ns > 0 ? s.elapsed_ns / 1e9 : 0;
   if (seconds > 0) {
     r.mbps = s.bytes * 8 / seconds / 1e6;
@@ -196,8 +194,7 @@ std::string PlanTileLine(const Wall& wall, const StreamerOptions& o, const RankP
   return fmt::format(
       "  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}{}\n",
       TileId::FromIndex(t, c.wall.layout).Name(), plan.rank(t), c.nodes[r.node].address, r.port,
-      c.several_servers() ? fmt::format("{}/{}", c.servers[r.server].name, c.nics[r.nic].name)
-                          : c.nics[r.nic].name,
+      c.nic_label(r.nic),
       ready.numa_node != 0xffffffff ? fmt::format(" (NUMA {})", ready.numa_node) : "",
       ready.gso ? "  GSO" : "  sendmmsg",
       wall.movie && o.source != "memory" ? (ready.direct_io ? "  O_DIRECT" : "  buffered reads")

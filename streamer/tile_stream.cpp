@@ -99,7 +99,7 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
       ready->gso = s->sender_->socket().gso();
     } else {
       error = fmt::format("socket to {}:{} via NIC {}: {}", so.socket.destination, so.socket.port,
-                          c.nics[c.routes[tile].nic].name, sender.status().message());
+                          c.nic_label(c.routes[tile].nic), sender.status().message());
     }
   }
   ready->ok = error.empty();

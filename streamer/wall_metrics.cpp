@@ -50,7 +50,7 @@ void TileCounters(const WallStatusView& v, MetricsText* m) {
     for (uint32_t t = 0; t < c.tile_count() && t < v.latest.size(); ++t) {
       const std::string tile = TileId::FromIndex(t, c.wall.layout).Name();
       m->Sample({{"tile", tile},
-                 {"nic", c.nics[c.routes[t].nic].name},
+                 {"nic", c.nic_label(c.routes[t].nic)},
                  {"node", c.nodes[c.routes[t].node].name}},
                 k.value(v.latest[t]));
     }

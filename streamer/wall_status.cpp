@@ -7,7 +7,7 @@ nlohmann::json TileStatus(const WallStatusView& v, uint32_t t) {
   const WallConfig& c = v.config;
   nlohmann::json tile{{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
                       {"rank", v.plan.rank(t)},
-                      {"nic", c.nics[c.routes[t].nic].name},
+                      {"nic", c.nic_label(c.routes[t].nic)},
                       {"node", c.nodes[c.routes[t].node].name}};
   if (t < v.last_second.size()) {
     const StreamSummary& s = v.last_second[t];

@@ -195,6 +195,11 @@ struct WallConfig {
 
   uint32_t tile_count() const { return wall.layout.tile_count(); }
   bool several_servers() const { return servers.size() > 1; }
+  // NIC `nic` as reports name it: "eth2", or "stream2/eth2" on several servers.
+  std::string nic_label(uint32_t nic) const {
+    return several_servers() ? servers[nics[nic].server].name + "/" + nics[nic].name
+                             : nics[nic].name;
+  }
   size_t max_udp_payload() const { return MaxUdpPayloadForMtu(stream.mtu); }
 };
 
