@@ -59,21 +59,66 @@ setsid mpirun -n "$ranks" --oversubscribe "${mca[@]}" "${placement[@]}" "${extra
 mpirun_pid=$!
 stop() { pkill -TERM -P "$mpirun_pid" 2>/dev/null; }
 trap stop INT TERM
+# The wall rank of mpirun's child PID into rank_of, from its environment: a
+# spawned job's coordinator is alone in its world and its tile ranks count
+# from 0; "-" for a process that is no rank (the testbed's rsh agent).
+declare -A rank_of=()
+spawned=0
+note_rank() {
+  local var rank="-" size=0
+  while IFS= read -r -d '' var; do
+    case $var in
+      OMPI_COMM_WORLD_RANK=*) rank=${var#*=} ;;
+      OMPI_COMM_WORLD_SIZE=*) size=${var#*=} ;;
+    esac
+  done < "/proc/$1/environ" 2>/dev/null
+  if [ "$rank" != "-" ] && [ "$size" -eq 1 ]; then
+    spawned=1
+  elif [ "$rank" != "-" ] && [ "$spawned" -eq 1 ]; then
+    rank=$((rank + 1))
+  fi
+  rank_of[$1]=$rank
+}
+# A rank gone while mpirun stays: recorded once, with when.
+gone="" gone_at=0
+watch_ranks() {
+  local kids=() k state
+  # (no newline at the end of that file: read says EOF, the array is filled)
+  read -r -a kids < "/proc/$mpirun_pid/task/$mpirun_pid/children" 2>/dev/null
+  [ "${#kids[@]}" -gt 0 ] || return 0
+  for k in "${kids[@]}"; do [ -n "${rank_of[$k]:-}" ] || note_rank "$k"; done
+  [ "$gone_at" -eq 0 ] || return 0
+  for k in "${!rank_of[@]}"; do
+    [ "${rank_of[$k]}" != "-" ] || continue
+    state=Z  # gone, or a zombie mpirun has not reaped
+    read -r _ _ state _ < "/proc/$k/stat" 2>/dev/null
+    if [ "$state" = Z ]; then gone=${rank_of[$k]} gone_at=$SECONDS; fi
+  done
+}
 # Under --enable-recovery mpirun does not always exit after MPI_Abort (seen
-# under load): 3 s after the abort, end its session.
+# under load): 3 s after the abort, end its session. Nor always when a rank
+# dies: once seen in CI, not even the other ranks' last words came through.
+# So 15 s after a rank vanished with mpirun still there, end its session
+# too (ranks that end normally leave MPI_Finalize together).
 # The wait forks nothing per turn: `read -t` on a pipe nobody writes to is a
-# sleep inside bash, and the log is looked at once a second (a `sleep` and
-# a `grep` five times a second cost this VM about a tenth of a core, which
-# the wall benchmark counted as the wall's).
+# sleep inside bash, and the log and mpirun's children are looked at once a
+# second (a `sleep` and a `grep` five times a second cost this VM about a
+# tenth of a core, which the wall benchmark counted as the wall's; the
+# children are read from /proc, and each one's environment once).
 exec {nap}<> <(:)
-aborted_at=0 turns=0
+aborted_at=0 turns=0 stuck=""
 while kill -0 "$mpirun_pid" 2>/dev/null; do
   read -r -t 0.2 -u "$nap" _ || true
   turns=$((turns + 1))
-  if [ "$aborted_at" -eq 0 ] && [ $((turns % 5)) -eq 0 ] && grep -q "MPI_ABORT was invoked" "$log"; then
+  [ $((turns % 5)) -eq 0 ] || continue
+  watch_ranks
+  if [ "$aborted_at" -eq 0 ] && grep -q "MPI_ABORT was invoked" "$log"; then
     aborted_at=$SECONDS
   fi
   if [ "$aborted_at" -gt 0 ] && [ $((SECONDS - aborted_at)) -ge 3 ]; then
+    kill -KILL -- -"$mpirun_pid" 2>/dev/null
+  elif [ "$gone_at" -gt 0 ] && [ $((SECONDS - gone_at)) -ge 15 ]; then
+    stuck=$gone
     kill -KILL -- -"$mpirun_pid" 2>/dev/null
   fi
 done
@@ -83,8 +128,12 @@ sleep 0.1  # let tee finish
 # mpirun names a dead process by its rank in its own job: for spawned tile
 # ranks (a "Child job") that is the tile index, one below the wall rank.
 dead=$(sed -n 's/.*process rank \([0-9][0-9]*\) .*exited on signal.*/\1/p' "$log" | head -1)
+if [ -n "$dead" ] && grep -q "^Child job" "$log"; then dead=$((dead + 1)); fi
+if [ -z "$dead" ] && [ -n "$stuck" ]; then
+  echo "streamer.sh: mpirun did not end the job 15 s after rank $stuck died; ended it" >&2
+  dead=$stuck
+fi
 if [ -n "$dead" ]; then
-  if grep -q "^Child job" "$log"; then dead=$((dead + 1)); fi
   tile=$(sed -n "s/^  tile \([^ ]*\) *rank $dead .*/\1/p" "$log" | paste -sd, | sed 's/,/, /g')
   # On a wall of several servers the plan line ends with the rank's host.
   host=$(sed -n "s/^  tile [^ ]* *rank $dead .*  host \([^ ]*\)$/, on server \1/p" "$log" | head -1)
