@@ -68,7 +68,8 @@ TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
   StopReceivers(sent);
 
   // Every tile's rank ran on its tile's server, by its own host name.
-  for (const auto& s : StreamerReport()["streams"]) {
+  const auto report = StreamerReport();  // the loop refers into it
+  for (const auto& s : report["streams"]) {
     const uint32_t t = ParseTileName(s["tile"].get<std::string>(), config_.wall.layout)
                            ->Index(config_.wall.layout);
     EXPECT_EQ(s["host"], ServerOf(t)) << s["tile"];
@@ -90,7 +91,6 @@ TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
   // MPI between the servers went over the management link.
   EXPECT_GT(TxBytes("mgmt0", "srv2") - management_before, 10'000u);
   ExpectEveryFrameChecksumExact(sent, kFrames);
-  const auto report = StreamerReport();
   EXPECT_GE(report["sync"]["presented"].get<uint64_t>() +
                 report["aggregate"]["skipped_ticks"].get<uint64_t>(),
             kTicks)
