@@ -106,7 +106,10 @@ class TileStoreWriter {
 
   const MovieManifest& manifest() const { return manifest_; }
   uint64_t bytes_written() const { return bytes_written_; }
-  bool holds(uint32_t tile_index) const { return fds_[tile_index].get() >= 0; }
+  // Whether this store writes tile `tile_index` (false once finished or aborted).
+  bool holds(uint32_t tile_index) const {
+    return tile_index < fds_.size() && fds_[tile_index].get() >= 0;
+  }
 
  private:
   TileStoreWriter() = default;
