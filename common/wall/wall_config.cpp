@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/wall/ipv4_subnet.h"
 #include "common/wall/nic_assignment.h"
 #include "common/wall/toml_reader.h"
 
@@ -616,23 +617,15 @@ void ConfigCheck::Http() {
 void ConfigCheck::Mpi() {
   const std::string& network = c_.mpi.network;
   if (network.empty()) return;
-  const size_t slash = network.find('/');
-  in_addr base{}, address{};
-  int bits = -1;
-  if (slash != std::string::npos) {
-    const std::string prefix = network.substr(slash + 1);
-    if (!prefix.empty() && prefix.size() <= 2 &&
-        std::all_of(prefix.begin(), prefix.end(), [](char ch) { return std::isdigit(ch); }))
-      bits = std::stoi(prefix);
-  }
-  if (bits < 0 || bits > 32 || inet_pton(AF_INET, network.substr(0, slash).c_str(), &base) != 1) {
+  const std::optional<Ipv4Subnet> subnet = Ipv4Subnet::Parse(network);
+  if (!subnet) {
     Fail("mpi.network", fmt::format("'{}' is not an IPv4 subnet like \"10.99.0.0/24\"", network));
     return;
   }
-  const uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+  in_addr address{};
   for (const Nic& nic : c_.nics) {
     if (inet_pton(AF_INET, nic.address.c_str(), &address) == 1 &&
-        (ntohl(address.s_addr) & mask) == (ntohl(base.s_addr) & mask))
+        subnet->Contains(ntohl(address.s_addr)))
       Fail("mpi.network", fmt::format("NIC '{}' ({}) is inside {}: MPI's traffic belongs on the "
                                       "management network, off the media NICs",
                                       nic.name, nic.address, network));
