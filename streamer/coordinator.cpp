@@ -19,6 +19,7 @@
 #include "common/control/swap_sync.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/control_server.h"
+#include "streamer/doorbell.h"
 #include "streamer/http_api.h"
 #include "streamer/placement.h"
 #include "streamer/rank_messages.h"
@@ -58,7 +59,12 @@ class Coordinator {
         hosts_(tiles_),
         final_(tiles_, false),
         plan_(c_, static_cast<uint32_t>(std::max(1, comm.size - 1))),
-        sync_(tiles_, c_.sync.partial) {}
+        sync_(tiles_, c_.sync.partial) {
+    if (auto d = DoorbellRinger::Open(comm.size); d.ok())
+      doorbells_.emplace(std::move(d).value());
+    else  // the tile ranks poll MPI instead
+      spdlog::warn("{}", d.status().message());
+  }
 
   int Run() {
     if (const Status s = CheckPlacement(c_, plan_, 0, ThisHost()); !s.ok()) {
@@ -138,6 +144,7 @@ class Coordinator {
       }
       m.message[sizeof m.message - 1] = '\0';
       m.host[sizeof m.host - 1] = '\0';
+      ArmDoorbell(from, &m);
       for (uint32_t t : plan_.tiles(from)) {
         if (ready[t] || (m.tile != t && m.tile != kAllTiles)) continue;
         (*messages)[t] = m;
@@ -151,6 +158,18 @@ class Coordinator {
       }
     }
     return all_ok;
+  }
+
+  // A rank that listens on loopback is rung only from its own host; one on
+  // the management network from anywhere (streamer/doorbell.h). One not
+  // armed has its port cleared: the plan says it polls.
+  void ArmDoorbell(int rank, ReadyMessage* m) {
+    const in_addr address{m->doorbell_address};
+    if (!doorbells_ || m->doorbell_port > 0xffff ||
+        (ntohl(address.s_addr) == INADDR_LOOPBACK && !SameHost(m->host, ThisHost())))
+      m->doorbell_port = 0;
+    if (m->doorbell_port != 0)
+      doorbells_->Arm(rank, address, static_cast<uint16_t>(m->doorbell_port));
   }
 
   // Tick 0 shows on every tile only if every display node has joined the
@@ -278,9 +297,14 @@ class Coordinator {
     m.timestamp = timestamp;
     m.interval_ns = interval;
     m.command = command;
+    m.sequence = ++tick_messages_;
     // Spare ranks (past tiles + 1) hear only the stop.
     const int last = command == TickCommand::kStop ? comm_.size - 1 : plan_.tile_ranks();
-    for (int rank = 1; rank <= last; ++rank) SendMessage(comm_.comm, rank, kTagTick, m);
+    for (int rank = 1; rank <= last; ++rank) {
+      m.doorbell = doorbells_ && doorbells_->armed(rank);
+      SendMessage(comm_.comm, rank, kTagTick, m);
+    }
+    if (doorbells_) doorbells_->Ring(m.sequence, last);
   }
 
   // Takes every statistics and thumbnail message waiting.
@@ -435,6 +459,8 @@ class Coordinator {
   mutable MonotonicClock clock_;
   std::vector<TileStats> latest_, previous_;
   std::vector<int64_t> heard_ns_;
+  std::optional<DoorbellRinger> doorbells_;
+  uint64_t tick_messages_ = 0;      // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)
   std::vector<bool> final_;
   const RankPlan plan_;

@@ -27,6 +27,8 @@ struct TickMessage {
   uint32_t timestamp = 0;       // RTP timestamp of this tick, the same on every tile
   int32_t read_ahead_step = 1;  // frames per tick the disk reader reads ahead (playback speed)
   TickCommand command = TickCommand::kPlay;
+  uint32_t doorbell = 0;  // 1: this rank's doorbell rings after each tick (streamer/doorbell.h)
+  uint64_t sequence = 0;  // counts the coordinator's tick messages; its ring carries it too
 };
 
 // One per tile, from the rank that streams it; a rank that could not even
@@ -39,8 +41,10 @@ struct ReadyMessage {
   uint32_t direct_io = 0;  // the tile store is read with O_DIRECT
   uint32_t gso = 0;        // the socket sends with UDP GSO
   uint32_t numa_node = 0xffffffff;
-  char host[64] = {};      // where the rank runs (gethostname)
-  char message[400] = {};  // the error, if not ok
+  uint32_t doorbell_address = 0;  // IPv4, network byte order (streamer/doorbell.h)
+  uint32_t doorbell_port = 0;     // 0: the rank has no doorbell and polls
+  char host[64] = {};             // where the rank runs (gethostname)
+  char message[400] = {};         // the error, if not ok
 };
 
 struct TileStats {

@@ -192,14 +192,15 @@ std::string PlanTileLine(const Wall& wall, const StreamerOptions& o, const RankP
   const WallConfig& c = wall.config;
   const TileRoute& r = c.routes[t];
   return fmt::format(
-      "  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}{}\n",
+      "  tile {:<6} rank {:<3} -> {}:{}  nic {}{}{}{}{}{}\n",
       TileId::FromIndex(t, c.wall.layout).Name(), plan.rank(t), c.nodes[r.node].address, r.port,
       c.nic_label(r.nic),
       ready.numa_node != 0xffffffff ? fmt::format(" (NUMA {})", ready.numa_node) : "",
       ready.gso ? "  GSO" : "  sendmmsg",
       wall.movie && o.source != "memory" ? (ready.direct_io ? "  O_DIRECT" : "  buffered reads")
                                          : "",
-      c.several_servers() ? fmt::format("  host {}", ready.host) : "");
+      c.several_servers() ? fmt::format("  host {}", ready.host) : "",
+      ready.ok && ready.doorbell_port == 0 ? "  ticks polled (no doorbell)" : "");
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/image/thumbnail.h"
 #include "common/wall/server_hosts.h"
+#include "streamer/doorbell.h"
 #include "streamer/numa_placement.h"
 #include "streamer/placement.h"
 #include "streamer/rank_messages.h"
@@ -53,10 +55,15 @@ class TileRank {
     const WallConfig& c = wall_.config;
     const int numa = PlaceOnNumaNode(c.nics[c.routes[tiles_.front()].nic].numa_node);
     const std::string host = ThisHost();
+    OpenDoorbell();
     bool ok = true;
     for (uint32_t tile : tiles_) {
       ReadyMessage ready;
       ready.numa_node = static_cast<uint32_t>(numa);
+      if (doorbell_) {
+        ready.doorbell_address = doorbell_->address().s_addr;
+        ready.doorbell_port = doorbell_->port();
+      }
       std::strncpy(ready.host, host.c_str(), sizeof ready.host - 1);
       const double phase = static_cast<double>(tile) / static_cast<double>(c.routes.size());
       auto stream = TileStream::Open(wall_, options_, tile, phase, &clock_, &ready);
@@ -66,9 +73,11 @@ class TileRank {
     }
     for (const auto& s : streams_) {
       if (s->feedback_fd() < 0) continue;
-      feedback_.push_back({s->feedback_fd(), POLLIN, 0});
+      waits_.push_back({s->feedback_fd(), POLLIN, 0});
       feedback_streams_.push_back(s.get());
     }
+    if (doorbell_)
+      waits_.push_back({doorbell_->fd(), POLLIN, 0});  // last: only NextTick waits on it
     outbox_.resize(streams_.size());
     if (wall_.config.http.thumbnail_period_ms > 0) {
       thumbnails_.resize(streams_.size());
@@ -161,20 +170,38 @@ class TileRank {
 
   // Waits until `until` like WaitUntilNs, but a receiver's NACK arriving
   // on a tile's socket ends the sleep and is answered at once (no extra
-  // wake-up while nothing is lost: the same one sleep). Returns whether it
-  // slept all the way. While a tile waits on its ring (Pump), NACKs wait.
-  bool WaitAnswering(int64_t until, int64_t spin_ns) {
-    if (feedback_.empty()) return WaitUntilNs(&clock_, until, spin_ns);
+  // wake-up while nothing is lost: the same one sleep), and so does the
+  // doorbell when `doorbell` (waiting for a tick). Returns whether it slept
+  // all the way. While a tile waits on its ring (Pump), NACKs wait.
+  bool WaitAnswering(int64_t until, int64_t spin_ns, bool doorbell = false) {
+    const size_t n = feedback_streams_.size() + (doorbell && doorbell_ ? 1 : 0);
+    if (n == 0) return WaitUntilNs(&clock_, until, spin_ns);
     const int64_t sleep_ns = until - spin_ns - clock_.NowNs();
     if (sleep_ns <= 0) return WaitUntilNs(&clock_, until, spin_ns);
     timespec ts{static_cast<time_t>(sleep_ns / kSecond), static_cast<long>(sleep_ns % kSecond)};
-    if (ppoll(feedback_.data(), feedback_.size(), &ts, nullptr) > 0) {
-      for (size_t i = 0; i < feedback_.size(); ++i)
-        if (feedback_[i].revents) feedback_streams_[i]->AnswerFeedback();
+    if (ppoll(waits_.data(), n, &ts, nullptr) > 0) {
+      for (size_t i = 0; i < feedback_streams_.size(); ++i)
+        if (waits_[i].revents) feedback_streams_[i]->AnswerFeedback();
+      // A ring for a tick not taken yet; one for a tick already taken (its
+      // message was there before the ring came) changes nothing.
+      if (n > feedback_streams_.size() && waits_.back().revents &&
+          doorbell_->Drain() > last_sequence_)
+        rang_ns_ = clock_.NowNs();
       return false;
     }
     WaitUntilNs(&clock_, until, spin_ns);  // the last spin_ns
     return true;
+  }
+
+  // A doorbell on this rank's side of MPI (streamer/doorbell.h); without
+  // one (no address for it, or no socket) the rank polls.
+  void OpenDoorbell() {
+    const std::optional<in_addr> address = DoorbellAddress(wall_.config, tiles_.front());
+    if (!address) return;
+    if (auto d = DoorbellListener::Open(*address); d.ok())
+      doorbell_.emplace(std::move(d).value());
+    else
+      spdlog::warn("rank {}: {}; polling for ticks instead", comm_.rank, d.status().message());
   }
 
   // Benchmark: frames back to back (unpaced) or at --rate / the wall's fps,
@@ -229,16 +256,19 @@ class TileRank {
       }
       MaybeSendStats(now);
       MaybeSendThumbnails(now);
-      WaitAnswering(now + TickWaitNs(now), 0);
+      WaitAnswering(now + TickWaitNs(now), 0, doorbell_armed_);
     }
     // Take the newest tick; older ones waiting mean this rank fell behind.
     uint64_t plays = 0;
     while (TryReceive(comm_.comm, 0, kTagTick, tick)) {
       if (tick->command == TickCommand::kStop) return false;
       plays += tick->command == TickCommand::kPlay;
+      last_sequence_ = tick->sequence;
     }
     if (plays > 1)
       for (auto& s : streams_) s->CountSkippedTicks(plays - 1);
+    doorbell_armed_ = tick->doorbell != 0 && doorbell_;
+    rang_ns_ = kNoRing;
     last_message_ns_ = clock_.NowNs();
     ExpectNextTick(*tick);
     return true;
@@ -262,16 +292,22 @@ class TileRank {
     next_tick_due_ns_ = tick_due_ns_ + tick.interval_ns;
   }
 
-  // How long to sleep before asking for the next tick again: until it is
-  // due in one sleep (the coordinator sends on time, so it comes within
-  // tens of microseconds), then briefly, backing off to 2 ms while none
-  // comes (paused, or before the go); never past the next heartbeat. Polling
-  // every 100-500 us took about 100 wake-ups a tick.
+  // How long to sleep before asking for the next tick again, never past the
+  // next heartbeat. With a doorbell: until it rings, or until the tick is
+  // kLateTickNs overdue (a ring lost on the management network); after a
+  // ring whose tick MPI has not delivered yet (TCP between servers), briefly,
+  // backing off. Without one: until the tick is due in one sleep (the
+  // coordinator sends on time, so it comes within tens of microseconds),
+  // then briefly, backing off to 2 ms while none comes (paused, or before
+  // the go). Polling every 100-500 us took about 100 wake-ups a tick.
   int64_t TickWaitNs(int64_t now) const {
-    constexpr int64_t kPollNs = 50'000, kMaxPollNs = 2'000'000;
+    constexpr int64_t kPollNs = 50'000, kMaxPollNs = 2'000'000, kLateTickNs = 10'000'000;
     const int64_t until_due = next_tick_due_ns_ - now;
-    const int64_t wait =
-        until_due > 0 ? until_due : std::clamp(-until_due / 2, kPollNs, kMaxPollNs);
+    int64_t wait = until_due > 0 ? until_due : std::clamp(-until_due / 2, kPollNs, kMaxPollNs);
+    if (doorbell_armed_ && rang_ns_ != kNoRing && now - rang_ns_ < kRingGraceNs)
+      wait = std::clamp((now - rang_ns_) / 2, kPollNs, kMaxPollNs);
+    else if (doorbell_armed_)
+      wait = until_due + kLateTickNs > 0 ? until_due + kLateTickNs : kStatsPeriodNs;
     return std::clamp<int64_t>(std::min(wait, last_stats_ns_ + kStatsPeriodNs - now), kPollNs,
                                kStatsPeriodNs);
   }
@@ -357,8 +393,16 @@ class TileRank {
   std::vector<ThumbnailOutbox> thumbnails_;
   int64_t last_thumbnail_ns_ = 0;
   std::vector<BenchSchedule> bench_;
-  std::vector<pollfd> feedback_;               // the sockets of tiles that answer NACKs
-  std::vector<TileStream*> feedback_streams_;  // their streams
+  // The sockets of tiles that answer NACKs, then the doorbell's.
+  std::vector<pollfd> waits_;
+  std::vector<TileStream*> feedback_streams_;  // the streams of the NACK sockets
+  std::optional<DoorbellListener> doorbell_;
+  bool doorbell_armed_ = false;  // the coordinator rings it (its last tick said so)
+  static constexpr int64_t kNoRing = INT64_MIN;
+  // After a ring, how long to keep polling for a tick MPI has not delivered.
+  static constexpr int64_t kRingGraceNs = 20'000'000;
+  int64_t rang_ns_ = kNoRing;   // the last ring not yet followed by a tick
+  uint64_t last_sequence_ = 0;  // of the last tick message taken
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;

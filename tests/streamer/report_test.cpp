@@ -79,12 +79,14 @@ TEST(Report, ThePlanNamesEveryTilesRankDestinationAndSendPath) {
   std::vector<ReadyMessage> ready(2);
   ready[0].gso = 1;
   ready[1].numa_node = 1;
+  for (ReadyMessage& m : ready) m.ok = 1;
+  ready[0].doorbell_port = 40000;
   const std::string r = PlanReport(wall, o, plan, ready, 4);
   EXPECT_THAT(r, HasSubstr("streamer: 2x1 wall of"));
   EXPECT_THAT(r, HasSubstr("playing"));
   EXPECT_THAT(r, HasSubstr("tile r0c0   rank 1   -> 127.0.0.1:"));
-  EXPECT_THAT(r, HasSubstr("nic default  GSO"));
-  EXPECT_THAT(r, HasSubstr("nic default (NUMA 1)  sendmmsg"));
+  EXPECT_THAT(r, HasSubstr("nic default  GSO\n")) << "a tile whose rank has a doorbell";
+  EXPECT_THAT(r, HasSubstr("nic default (NUMA 1)  sendmmsg  ticks polled (no doorbell)\n"));
   EXPECT_THAT(r, HasSubstr("ranks 2..3 spare: more ranks than tiles + 1"));
 }
 

@@ -39,6 +39,7 @@ using testing::TileCapture;
 
 const std::string kStreamer = STREAMER_PATH;
 const std::string kMpirun = MPIRUN_PATH;
+const std::string kWallctl = WALLCTL_PATH;
 constexpr uint64_t kFrames = 8;
 constexpr uint64_t kTicks = 20;  // more than the movie: it loops
 constexpr double kFps = 25;
@@ -566,6 +567,59 @@ std::string StreamerTest::Launcher(const std::string& ranks,
                                    const std::vector<std::unique_ptr<TileCapture>>& captures) {
   return "env STREAMER=" + kStreamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh " + ranks +
          " --config " + WriteConfig(captures) + " --movie " + movie();
+}
+
+// Wake-ups of a process's main thread so far: the times it blocked.
+uint64_t MainThreadWakeUps(int pid) {
+  const std::string path =
+      "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/status";
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoull(line.substr(24));
+  return 0;
+}
+
+// The processes running the streamer with `config`: the job's ranks.
+std::vector<int> RanksWith(const std::string& config) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.rfind(kStreamer + '\0', 0) == 0 && cmdline.find(config) != std::string::npos)
+      pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+// Paused, a tile rank has nothing to do but repeat its frame twice a second
+// and send its heartbeat four times: it sleeps on its doorbell until then
+// (streamer/doorbell.h). Polling MPI for the tick, as it did before, it
+// woke about 500 times a second; the coordinator wakes 20 times a second
+// for its health checks.
+TEST_F(StreamerTest, APausedWallsRanksSleepInsteadOfPollingForTheNextTick) {
+  auto captures = StartCaptures();
+  const std::string config = dir_ / "wall.toml";
+  StopsWithAFinalReport(Launcher("", captures), SIGINT, true, captures, dir_ / "run.txt", [&] {
+    const ProcessResult r = Shell(kWallctl + " --config " + config + " pause", dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_THAT(r.output, HasSubstr("\"paused\""));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the frame under way goes out
+    const std::vector<int> ranks = RanksWith(config);
+    ASSERT_EQ(ranks.size(), 5u) << "the coordinator and 4 spawned tile ranks";
+    std::vector<uint64_t> before;
+    for (int pid : ranks) before.push_back(MainThreadWakeUps(pid));
+    const auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // the window the rate is taken over
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const double per_second =
+          static_cast<double>(MainThreadWakeUps(ranks[i]) - before[i]) / seconds;
+      EXPECT_LT(per_second, 100) << "process " << ranks[i] << " of the paused wall";
+    }
+  });
 }
 
 TEST_F(StreamerTest, DeadTileRankEndsASpawnedJobNamingTheTile) {

@@ -75,6 +75,10 @@ TEST_F(TwoServers, EveryTileLeavesItsServersNicAndArrivesChecksumExact) {
     EXPECT_EQ(s["host"], ServerOf(t)) << s["tile"];
     EXPECT_EQ(s["nic"], ServerOf(t) + "/" + config_.nics[config_.routes[t].nic].name);
   }
+  // Every rank, ts-srv2's too (on the management network), waits for its
+  // ticks on a doorbell.
+  EXPECT_THAT(tx.output, ::testing::Not(HasSubstr("ticks polled"))) << tx.output;
+  EXPECT_THAT(tx.output, HasSubstr("host ts-srv2")) << "the plan is in the output";
   // Each server's NICs carried the bytes of their tiles (2 each), within 5%
   // (ARP and, on ts-srv1's eth2, the control connection ride along).
   const double tile_bytes = kTicks * (config_.wall.tile.frame_bytes() * 1.01);
