@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 namespace tilestream {
 namespace {
 
@@ -33,6 +36,31 @@ TEST(CoverageMap, ClearUncoversUpToTheGivenEnd) {
   EXPECT_EQ(m.covered(), 0u);
   EXPECT_EQ(m.Mark(0, 300), 300u);
   EXPECT_TRUE(m.full());
+}
+
+// Against a bool per pixel, over ranges of every alignment: in one word,
+// across two, across many, ending on a word's last bit.
+TEST(CoverageMap, CountsWhatABoolPerPixelCounts) {
+  constexpr size_t kPixels = 1000;
+  std::mt19937 random(7);
+  for (int round = 0; round < 50; ++round) {
+    CoverageMap m(kPixels);
+    std::vector<bool> covered(kPixels, false);
+    size_t total = 0;
+    for (int mark = 0; mark < 40; ++mark) {
+      const size_t first = random() % kPixels;
+      const size_t count = random() % (kPixels - first + 1);
+      size_t fresh = 0;
+      for (size_t p = first; p < first + count; ++p) {
+        fresh += !covered[p];
+        covered[p] = true;
+      }
+      total += fresh;
+      ASSERT_EQ(m.Mark(first, count), fresh)
+          << "round " << round << " [" << first << ", +" << count;
+      ASSERT_EQ(m.covered(), total);
+    }
+  }
 }
 
 }  // namespace
