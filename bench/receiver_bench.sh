@@ -12,8 +12,9 @@
 #          to 8 headless receiver nodes with swap sync, $WALL_SECS (60) s:
 #          loss, the wall's ticks presented and skipped (the swap sync's,
 #          not summed over tiles), skew; over the steady middle of the run
-#          only, CPU-seconds per GB for the machine vs udpceil's in the same
-#          run, cores per side, and per tile frame the wake-ups (context
+#          only, CPU-seconds per GB for the machine (/proc/stat) and for its
+#          processes (their own CPU time) vs udpceil's (measured before the
+#          wall and after it), cores per side, and per tile frame the wake-ups (context
 #          switches) and system calls of senders and receivers.
 #          $WALL_RANKS: the streamer's MPI ranks (default: 1, spawning one
 #          rank per tile; 2 is one rank streaming all 15 tiles).
@@ -50,7 +51,7 @@ cut = sys.argv.index("--")
 groups = [sys.argv[3:cut], sys.argv[cut + 1:]]
 def machine():
     f = open("/proc/stat").readline().split()
-    return sum(int(f[i]) for i in (1, 2, 3, 6, 7, 8)) / 100.0
+    return sum(int(f[i]) for i in (1, 2, 3, 6, 7)) / 100.0  # udpceil's sum: steal is not ours
 def usage(pids):
     per = {}
     for pid in pids:
@@ -138,9 +139,10 @@ bench_wall() {
       i=$((i + 1))
     done
   } >"$cfg"
-  # The raw path's cost on this machine now: the reference for CPU-s/GB.
+  # The raw path's cost on this machine now: the reference for CPU-s/GB,
+  # the machine's (/proc/stat) and its threads' own, measured before the
+  # wall and again after it (one measurement moved +-15% between runs).
   local ref; ref=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
-  local ref_cpu; ref_cpu=$(field "$ref" sys_cpu_s/GB_rx)
   # From disk: a synthetic store of 30 frames (5.5 GB, made once), and the
   # disk's reference in the same run: 15 concurrent O_DIRECT readers
   # (`udpceil disk FILE 12 1`, one per tile file), total bytes over their
@@ -189,10 +191,15 @@ bench_wall() {
   wait "${pids[@]}" || true
   nft delete table netdev tsbench 2>/dev/null || true
   [ -f "$out/wall-tx.json" ] || return 1
-  python3 - "$out" "$ref_cpu" $usage "$disk_ref" "${WALL_LABEL:-wall}" <<'PY'
+  local after; after=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
+  local ref_cpu ref_proc
+  ref_cpu=$(python3 -c "print(($(field "$ref" sys_cpu_s/GB_rx) + $(field "$after" sys_cpu_s/GB_rx)) / 2)")
+  ref_proc=$(python3 -c "print(($(field "$ref" tx_cpu_s/GB) + $(field "$ref" rx_cpu_s/GB) +
+    $(field "$after" tx_cpu_s/GB) + $(field "$after" rx_cpu_s/GB)) / 2)")
+  python3 - "$out" "$ref_cpu" $usage "$disk_ref" "${WALL_LABEL:-wall}" "$ref_proc" <<'PY'
 import json, os, sys, glob
 exec(os.environ["PYREC"])
-out, label = sys.argv[1], sys.argv[20]
+out, label, ref_proc = sys.argv[1], sys.argv[20], float(sys.argv[21])
 ref_cpu, m0, m1, t0, t1, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
@@ -222,9 +229,18 @@ window = t1 - t0
 gb = tx["aggregate"]["mbps"] / 8e3 * window
 cpu_gb = (m1 - m0) / gb
 frames = n * fps * window
-print("wall: steady %.0f s: machine %.2f cores, %.3f CPU-s/GB = %.2f x udpceil's %.3f in this run (target <= 1.5 x); "
+print("wall: steady %.0f s: machine %.2f cores, %.3f CPU-s/GB = %.2f x udpceil's %.3f in this run (before and after; target <= 1.5 x); "
       "streamer %.2f cores, receivers %.2f cores"
       % (window, (m1 - m0) / window, cpu_gb, cpu_gb / ref_cpu, ref_cpu, (s1c - s0c) / window, (r1c - r0c) / window))
+# /proc/stat charges each tick to what the CPU does at that instant: exact
+# enough for udpceil's busy loops, but a paced wall wakes for bursts shorter
+# than a tick on tickless idle CPUs, and the machine's count came out both
+# under and over its processes' (0.29 against 0.38 cores in one run, 0.48
+# against 0.40 in the next). The processes' own CPU time is the scheduler's
+# exact count, beside udpceil's threads' own.
+proc_gb = ((s1c - s0c) + (r1c - r0c)) / gb
+print("wall: by the processes' own CPU time (the scheduler's exact count; /proc/stat samples at the tick): "
+      "%.3f CPU-s/GB = %.2f x udpceil's threads' %.3f in this run" % (proc_gb, proc_gb / ref_proc, ref_proc))
 st = tx["streams"]
 tx_frames = max(1, sum(x["frames"] for x in st))
 rx_frames = max(1, sum(t["frames_complete"] + t["frames_incomplete"] for t in tiles))
@@ -246,7 +262,8 @@ rec(f + "resent_share", again / st_bytes)
 for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
              ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"]), ("ticks", ticks),
              ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"]),
-             ("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu),
+             ("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu), ("udpceil_cpu_s_per_gb", ref_cpu),
+             ("proc_cpu_s_per_gb", proc_gb), ("proc_vs_udpceil", proc_gb / ref_proc),
              ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx)):
     rec(f + k, v)
 PY
