@@ -18,6 +18,7 @@
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/thumbnail_board.h"
+#include "streamer/tick_wait.h"
 #include "streamer/tile_stream.h"
 
 namespace tilestream {
@@ -121,8 +122,8 @@ class TileRank {
   void Play(const TickMessage& tick) {
     for (auto& s : streams_) {
       s->SetReadAhead(tick.read_ahead_step);
-      s->Queue(tick.frame, tick.timestamp, tick_due_ns_, tick.interval_ns,
-               tick_due_ns_ + tick.interval_ns / 2);
+      s->Queue(tick.frame, tick.timestamp, ticks_.tick_due_ns(), tick.interval_ns,
+               ticks_.tick_due_ns() + tick.interval_ns / 2);
     }
     Pump();
   }
@@ -139,7 +140,7 @@ class TileRank {
     bool benching = options_.bench;
     for (;;) {
       int64_t now = clock_.NowNs();
-      const bool hurry = !options_.bench && now >= next_tick_due_ns_;
+      const bool hurry = !options_.bench && now >= ticks_.next_tick_due_ns();
       TileStream *next_stream = nullptr, *waiter = nullptr;
       int64_t next = TileStream::kNever;
       for (size_t i = 0; i < streams_.size(); ++i) {
@@ -182,11 +183,8 @@ class TileRank {
     if (ppoll(waits_.data(), n, &ts, nullptr) > 0) {
       for (size_t i = 0; i < feedback_streams_.size(); ++i)
         if (waits_[i].revents) feedback_streams_[i]->AnswerFeedback();
-      // A ring for a tick not taken yet; one for a tick already taken (its
-      // message was there before the ring came) changes nothing.
-      if (n > feedback_streams_.size() && waits_.back().revents &&
-          doorbell_->Drain() > last_sequence_)
-        rang_ns_ = clock_.NowNs();
+      if (n > feedback_streams_.size() && waits_.back().revents)
+        ticks_.Rang(doorbell_->Drain(), clock_.NowNs());
       return false;
     }
     WaitUntilNs(&clock_, until, spin_ns);  // the last spin_ns
@@ -198,9 +196,10 @@ class TileRank {
   void OpenDoorbell() {
     const std::optional<in_addr> address = DoorbellAddress(wall_.config, tiles_.front());
     if (!address) return;
-    if (auto d = DoorbellListener::Open(*address); d.ok())
+    if (auto d = DoorbellListener::Open(*address); d.ok()) {
       doorbell_.emplace(std::move(d).value());
-    else
+      ticks_ = TickWait(true);
+    } else
       spdlog::warn("rank {}: {}; polling for ticks instead", comm_.rank, d.status().message());
   }
 
@@ -256,62 +255,25 @@ class TileRank {
       }
       MaybeSendStats(now);
       MaybeSendThumbnails(now);
-      WaitAnswering(now + TickWaitNs(now), 0, doorbell_armed_);
+      const int64_t until = now + ticks_.WaitNs(now, last_stats_ns_ + kStatsPeriodNs);
+      if (WaitAnswering(until, 0, ticks_.doorbell())) ticks_.Slept(clock_.NowNs());
     }
     // Take the newest tick; older ones waiting mean this rank fell behind.
     uint64_t plays = 0;
     while (TryReceive(comm_.comm, 0, kTagTick, tick)) {
       if (tick->command == TickCommand::kStop) return false;
       plays += tick->command == TickCommand::kPlay;
-      last_sequence_ = tick->sequence;
     }
     if (plays > 1)
       for (auto& s : streams_) s->CountSkippedTicks(plays - 1);
-    doorbell_armed_ = tick->doorbell != 0 && doorbell_;
-    rang_ns_ = kNoRing;
     last_message_ns_ = clock_.NowNs();
-    ExpectNextTick(*tick);
+    if (ticks_.Took(*tick, last_message_ns_))
+      spdlog::warn(
+          "rank {}: {} ticks came but no doorbell ring (a firewall on UDP?); polling for "
+          "ticks instead",
+          comm_.rank, TickWait::kUnrungTicks);
     return true;
   }
-  // When the coordinator's next tick is due. Its ticks keep a schedule
-  // (tick k at start + k * interval) but may each come late; the earliest
-  // arrival relative to it is the best estimate of the schedule, so a tick
-  // that came late does not push the next one's expected time back (the
-  // next one comes on time, right after it).
-  void ExpectNextTick(const TickMessage& tick) {
-    if (tick.command != TickCommand::kPlay || tick.interval_ns <= 0) {
-      tick_due_ns_ = last_message_ns_;
-      next_tick_due_ns_ = last_message_ns_ + tick.interval_ns;
-      return;
-    }
-    const int64_t offset = static_cast<int64_t>(tick.tick) * tick.interval_ns;
-    if (!have_schedule_ || last_message_ns_ - offset < schedule_start_ns_)
-      schedule_start_ns_ = last_message_ns_ - offset;
-    have_schedule_ = true;
-    tick_due_ns_ = schedule_start_ns_ + offset;
-    next_tick_due_ns_ = tick_due_ns_ + tick.interval_ns;
-  }
-
-  // How long to sleep before asking for the next tick again, never past the
-  // next heartbeat. With a doorbell: until it rings, or until the tick is
-  // kLateTickNs overdue (a ring lost on the management network); after a
-  // ring whose tick MPI has not delivered yet (TCP between servers), briefly,
-  // backing off. Without one: until the tick is due in one sleep (the
-  // coordinator sends on time, so it comes within tens of microseconds),
-  // then briefly, backing off to 2 ms while none comes (paused, or before
-  // the go). Polling every 100-500 us took about 100 wake-ups a tick.
-  int64_t TickWaitNs(int64_t now) const {
-    constexpr int64_t kPollNs = 50'000, kMaxPollNs = 2'000'000, kLateTickNs = 10'000'000;
-    const int64_t until_due = next_tick_due_ns_ - now;
-    int64_t wait = until_due > 0 ? until_due : std::clamp(-until_due / 2, kPollNs, kMaxPollNs);
-    if (doorbell_armed_ && rang_ns_ != kNoRing && now - rang_ns_ < kRingGraceNs)
-      wait = std::clamp((now - rang_ns_) / 2, kPollNs, kMaxPollNs);
-    else if (doorbell_armed_)
-      wait = until_due + kLateTickNs > 0 ? until_due + kLateTickNs : kStatsPeriodNs;
-    return std::clamp<int64_t>(std::min(wait, last_stats_ns_ + kStatsPeriodNs - now), kPollNs,
-                               kStatsPeriodNs);
-  }
-
   void MaybeSendStats(int64_t now) {
     bool error = false;
     for (const auto& s : streams_) error = error || s->error_pending();
@@ -397,19 +359,10 @@ class TileRank {
   std::vector<pollfd> waits_;
   std::vector<TileStream*> feedback_streams_;  // the streams of the NACK sockets
   std::optional<DoorbellListener> doorbell_;
-  bool doorbell_armed_ = false;  // the coordinator rings it (its last tick said so)
-  static constexpr int64_t kNoRing = INT64_MIN;
-  // After a ring, how long to keep polling for a tick MPI has not delivered.
-  static constexpr int64_t kRingGraceNs = 20'000'000;
-  int64_t rang_ns_ = kNoRing;   // the last ring not yet followed by a tick
-  uint64_t last_sequence_ = 0;  // of the last tick message taken
+  TickWait ticks_{false};  // the wait for the next tick (streamer/tick_wait.h)
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;
-  int64_t tick_due_ns_ = 0;       // when the tick being sent was due
-  int64_t next_tick_due_ns_ = 0;  // when the coordinator's next tick should come
-  bool have_schedule_ = false;
-  int64_t schedule_start_ns_ = 0;  // the coordinator's tick 0, as seen here (ExpectNextTick)
 };
 
 // A rank past tiles + 1 has nothing to stream: it waits for the end (a dead

@@ -622,6 +622,30 @@ TEST_F(StreamerTest, APausedWallsRanksSleepInsteadOfPollingForTheNextTick) {
   });
 }
 
+// A firewall that drops the doorbell's rings (UDP of 8 bytes, as nftables
+// tells them apart on lo): each tile rank notices after 10 ticks taken
+// without one, says so, polls from then on, and every frame still arrives.
+TEST_F(StreamerTest, RingsThatNeverComeLeaveTheRanksPollingAndEveryFrameWhole) {
+  if (getuid() != 0 || system("command -v nft >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs root and nft to drop the rings";
+  const std::string table = "tsdoorbell";
+  Shell("nft delete table netdev " + table + " 2>/dev/null", dir_);
+  const auto drop = Shell("nft 'add table netdev " + table + "; add chain netdev " + table +
+                              " rings { type filter hook ingress device \"lo\" priority 0; }; "
+                              "add rule netdev " +
+                              table + " rings udp length 16 counter drop'",
+                          dir_);
+  struct Removed {  // whatever happens, later tests get their rings
+    const TempDir& dir;
+    ~Removed() { Shell("nft delete table netdev tsdoorbell", dir); }
+  } removed{dir_};
+  ASSERT_EQ(drop.exit_code, 0) << drop.output;
+  StreamAndCheck(1);
+  const std::string counted = Shell("nft list table netdev " + table, dir_).output;
+  EXPECT_EQ(counted.find("counter packets 0 "), std::string::npos) << "no ring was dropped";
+  EXPECT_THAT(output_, HasSubstr("10 ticks came but no doorbell ring"));
+}
+
 TEST_F(StreamerTest, DeadTileRankEndsASpawnedJobNamingTheTile) {
   auto captures = StartCaptures();
   DeadRankEndsTheJob(Launcher("", captures), dir_ / "run.txt", Victim::kTileRank, kTileDied);
