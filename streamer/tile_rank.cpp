@@ -199,8 +199,9 @@ class TileRank {
     if (auto d = DoorbellListener::Open(*address); d.ok()) {
       doorbell_.emplace(std::move(d).value());
       ticks_ = TickWait(true);
-    } else
+    } else {
       spdlog::warn("rank {}: {}; polling for ticks instead", comm_.rank, d.status().message());
+    }
   }
 
   // Benchmark: frames back to back (unpaced) or at --rate / the wall's fps,
