@@ -14,8 +14,9 @@
 #          not summed over tiles), skew; over the steady middle of the run
 #          only, CPU-seconds per GB for the machine (/proc/stat) and for its
 #          processes (their own CPU time) vs udpceil's (measured before the
-#          wall and after it), cores per side, and per tile frame the wake-ups (context
-#          switches) and system calls of senders and receivers.
+#          wall and after it), cores and CPU-s/GB per side, and per tile
+#          frame the wake-ups (context switches) and system calls (perf's
+#          raw_syscalls tracepoint, as root) of senders and receivers.
 #          $WALL_RANKS: the streamer's MPI ranks (default: 1, spawning one
 #          rank per tile; 2 is one rank streaming all 15 tiles).
 #          $WALL_SOURCE=disk: from a synthetic tile store ($WALL_MOVIE, made
@@ -185,7 +186,18 @@ bench_wall() {
   local warm=$((wsecs / 4 < 10 ? wsecs / 4 : 10))
   sleep "$warm"
   local ranks; ranks=$(pgrep -x streamer | tr '\n' ' ')
-  local usage; usage=$(steady_usage $((wsecs - warm - 5)) $ranks -- "${pids[@]}")
+  # Every system call of each side over the same window, where perf can
+  # count them (root): the tracepoint, not our own counters.
+  local window=$((wsecs - warm - 5)) counting=()
+  rm -f "$out"/syscalls-*.csv
+  if [ "$(id -u)" -eq 0 ] && command -v perf >/dev/null; then
+    perf stat -e raw_syscalls:sys_enter -x, -o "$out/syscalls-tx.csv" -p "$(tr ' ' , <<<"${ranks% }")" -- sleep "$window" 2>/dev/null &
+    counting+=($!)
+    perf stat -e raw_syscalls:sys_enter -x, -o "$out/syscalls-rx.csv" -p "$(IFS=,; echo "${pids[*]}")" -- sleep "$window" 2>/dev/null &
+    counting+=($!)
+  fi
+  local usage; usage=$(steady_usage "$window" $ranks -- "${pids[@]}")
+  wait "${counting[@]}" 2>/dev/null || true
   wait "$tx" || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
@@ -250,6 +262,15 @@ print("wall: per tile frame: sender %.0f wake-ups (voluntary context switches, t
       % (sw_tx, (s1p - s0p) / frames, sum(x.get("send_syscalls", 0) for x in st) / tx_frames,
          sum(x.get("pacer_sleeps", 0) for x in st) / tx_frames, sw_rx, (r1p - r0p) / frames,
          sum(t.get("receive_syscalls", 0) for t in tiles) / rx_frames))
+def syscalls(side):  # perf's count over the window, or None
+    try:
+        return float(open(out + "/syscalls-%s.csv" % side).read().split("raw_syscalls")[0].split("\n")[-1].split(",")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+calls_tx, calls_rx = syscalls("tx"), syscalls("rx")
+print("wall: per side: streamer %.3f CPU-s/GB, receivers %.3f CPU-s/GB; system calls per tile frame (perf, all of them): %s"
+      % ((s1c - s0c) / gb, (r1c - r0c) / gb,
+         "sender %.0f, receiver %.0f" % (calls_tx / frames, calls_rx / frames) if calls_tx and calls_rx else "not counted (needs root and perf)"))
 st_bytes = max(1, sum(x["bytes"] for x in st))
 again = sum(x.get("retransmitted_bytes", 0) for x in st)
 print("wall: retransmission: %d NACKs, %.3f%% of the bytes sent again (%d packets; %d refused over the cap); receivers "
@@ -264,7 +285,8 @@ for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx
              ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"]),
              ("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu), ("udpceil_cpu_s_per_gb", ref_cpu),
              ("proc_cpu_s_per_gb", proc_gb), ("proc_vs_udpceil", proc_gb / ref_proc),
-             ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx)):
+             ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx),
+             ("tx_syscalls_per_frame", (calls_tx or 0) / frames), ("rx_syscalls_per_frame", (calls_rx or 0) / frames)):
     rec(f + k, v)
 PY
 }
