@@ -53,15 +53,19 @@ class ReceiverTest : public ::testing::Test {
     co.progress = false;
     ASSERT_TRUE(CutMovie(**source, co).ok());
     manifest_ = *OpenTileStore(dir_ / "movie");
-    // Four free ports: bind, note, release. Two nodes of two tiles.
+    // Four free ports: bind all four, note, release. Two nodes of two tiles.
+    // (Released one by one, the kernel handed the same port out twice.)
     std::vector<std::string>& ports = ports_;  // per tile index
+    std::vector<UdpReceiver> held;
     for (int i = 0; i < 4; ++i) {
       UdpReceiverOptions o;
       o.bind_address = "127.0.0.1";
       auto r = UdpReceiver::Open(o);
       ASSERT_TRUE(r.ok());
       ports.push_back(std::to_string(r->port()));
+      held.push_back(std::move(r).value());
     }
+    held.clear();
     config_ = dir_ / "wall.toml";
     std::ofstream(config_)
         << "[wall]\ncolumns = 2\nrows = 2\ntile_width = 160\ntile_height = 100\nfps = 25\n"
