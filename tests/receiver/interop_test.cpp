@@ -304,8 +304,10 @@ class StreamerInteropTest : public InteropTest {
 
   // The frames written are the store's, tick after tick: each the store
   // frame after the one before it (mod its length), or further on by at
-  // most the ticks the streamer sent no frame for.
-  void ExpectStoreFrames(const std::string& path, size_t frames) {
+  // most the ticks the streamer sent no frame for. The first `unknowable`
+  // frames are not checked: a receiver cannot ask again for packets lost
+  // before the first one it saw.
+  void ExpectStoreFrames(const std::string& path, size_t frames, size_t unknowable = 0) {
     const auto got = SentChecksums(path, kTile);
     ASSERT_EQ(got.size(), frames) << Output("listener.out");
     const uint64_t skipped = TicksWithoutAFrame();
@@ -315,10 +317,10 @@ class StreamerInteropTest : public InteropTest {
       while (f < kStoreFrames && testing::StoreFrameChecksum(manifest_, 0, f) != checksum) ++f;
       return f;
     };
-    for (size_t k = 0; k < got.size(); ++k) {
+    for (size_t k = unknowable; k < got.size(); ++k) {
       const uint64_t f = store_frame(got[k]);
       ASSERT_LT(f, kStoreFrames) << "frame " << k << " is no frame of the store";
-      if (k == 0) continue;
+      if (k == unknowable) continue;
       const uint64_t step = (f + kStoreFrames - store_frame(got[k - 1])) % kStoreFrames;
       EXPECT_TRUE(step >= 1 && step <= 1 + skipped) << "frame " << k << ": " << step << " on";
     }
@@ -399,7 +401,9 @@ TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer
   const auto stream = TxReport()["streams"][0];
   EXPECT_GT(stream["nacks"].get<uint64_t>(), 0u) << stream.dump() << Output("listener.out");
   EXPECT_GT(stream["retransmitted"].get<uint64_t>(), 0u) << stream.dump();
-  ExpectStoreFrames(dir_ / "got.rgb", 30);
+  // With 5% dropped, the first frame lacks its start one run in twenty:
+  // lost before rtpbin saw any packet of the stream, never asked for again.
+  ExpectStoreFrames(dir_ / "got.rgb", 30, 1);
   if (HasFailure()) ADD_FAILURE() << stream.dump() << "\n" << counted << Output("listener.out");
 #endif
 }
