@@ -12,8 +12,9 @@ mkdir -p "$out"
 export RESULTS=${RESULTS:-$out/results.tsv}
 record() { printf '%s\t%s\n' "$1" "$2" >> "$RESULTS"; }
 [ -x build/streamer/streamer ] || scripts/build.sh >/dev/null
-udpceil=build/bench/udpceil
-gcc -O2 -pthread -o "$udpceil" ../shared/bench/udpceil.c -lm
+# $UDPCEIL: one built already (bench/portable.sh, on a machine without ../shared).
+udpceil=${UDPCEIL:-build/bench/udpceil}
+[ -n "${UDPCEIL:-}" ] || gcc -O2 -pthread -o "$udpceil" ../shared/bench/udpceil.c -lm
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
 # In the Python parts: rec(key, value) appends to $RESULTS too.
