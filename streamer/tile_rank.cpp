@@ -122,6 +122,7 @@ class TileRank {
   void Play(const TickMessage& tick) {
     for (auto& s : streams_) {
       s->SetReadAhead(tick.read_ahead_step);
+      s->SetPlayClock(tick.frame, ticks_.tick_due_ns(), tick.interval_ns);
       s->Queue(tick.frame, tick.timestamp, ticks_.tick_due_ns(), tick.interval_ns,
                ticks_.tick_due_ns() + tick.interval_ns / 2);
     }

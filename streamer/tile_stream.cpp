@@ -151,7 +151,7 @@ void TileStream::TakeFrame(int64_t now, int64_t wait_until) {
   acquired_ = frame != nullptr;
   if (!frame) {
     now = std::max(now, std::min(wait_until, give_up_ns_));
-    if (now < give_up_ns_ && !frames_->failed()) {  // the disk may still bring it
+    if (now < give_up_ns_ && !frames_->failed() && !frames_->Skipped(frame_)) {  // may still come
       look_again_ns_ = now + kLookAgainNs;
       return;
     }

@@ -39,6 +39,10 @@ class TileStream {
   void Queue(uint64_t frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
              int64_t give_up_ns);
   void SetReadAhead(int32_t step) { frames_->SetReadAhead(step); }
+  // Playing (not benchmarking): when `frame` is due (FrameProvider).
+  void SetPlayClock(uint64_t frame, int64_t due_ns, int64_t interval_ns) {
+    frames_->SetPlayClock(frame, due_ns, interval_ns);
+  }
 
   bool busy() const { return state_ != State::kIdle; }
   bool waiting_for_frame() const { return state_ == State::kWaiting; }

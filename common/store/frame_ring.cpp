@@ -61,7 +61,7 @@ void DiskFrameRing::ReadLoop() {
       reader_cv_.wait(lock);
       continue;
     }
-    const uint64_t frame = next_frame_;
+    const uint64_t frame = next_frame_ = OnTime(next_frame_, MonotonicNs());
     const uint64_t generation = generation_;
     const auto n = static_cast<int64_t>(frames_);
     next_frame_ = static_cast<uint64_t>(((static_cast<int64_t>(next_frame_) + step_) % n + n) % n);
@@ -74,6 +74,7 @@ void DiskFrameRing::ReadLoop() {
     const int64_t t1 = MonotonicNs();
     lock.lock();
     stats_.read_ns += t1 - t0;
+    read_mean_ns_ = read_mean_ns_ > 0 ? (3 * read_mean_ns_ + (t1 - t0)) / 4 : t1 - t0;
     if (!s.ok()) {
       ++stats_.errors;
       error_ = s.message();
@@ -94,10 +95,58 @@ void DiskFrameRing::ReadLoop() {
   }
 }
 
+// Signed distance from `from` to `to` in steps of play, the movie looping:
+// in (-frames/2, frames/2]. REQUIRES: step_ != 0.
+int64_t DiskFrameRing::StepsFrom(uint64_t from, uint64_t to) const {
+  const auto n = static_cast<int64_t>(frames_);
+  int64_t d = ((static_cast<int64_t>(to) - static_cast<int64_t>(from)) % n + n) % n;
+  if (step_ < 0) d = (n - d) % n;
+  if (d > n / 2) d -= n;
+  return d / (step_ < 0 ? -step_ : step_);
+}
+
+// `frame`, or the first frame after it that a read starting `now` brings
+// before its tick gives up on it (the class comment). REQUIRES: mu_ held.
+uint64_t DiskFrameRing::OnTime(uint64_t frame, int64_t now) {
+  if (step_ == 0 || interval_ns_ <= 0 || read_mean_ns_ <= 0) return frame;
+  const int64_t ready = now + read_mean_ns_ + read_mean_ns_ / 4 - interval_ns_ / 2;
+  const int64_t steps = StepsFrom(clock_frame_, frame);
+  if (ready <= clock_due_ns_ + steps * interval_ns_) return frame;
+  const int64_t need = (ready - clock_due_ns_ + interval_ns_ - 1) / interval_ns_;
+  const auto n = static_cast<int64_t>(frames_);
+  if ((need - steps) * (step_ < 0 ? -step_ : step_) > n / 2)
+    return frame;  // a loop of the movie: no use
+  const int64_t to = ((static_cast<int64_t>(clock_frame_) + need * step_) % n + n) % n;
+  stats_.skipped += static_cast<uint64_t>(need - steps);
+  skip_from_ = frame;
+  skip_to_ = static_cast<uint64_t>(to);
+  return skip_to_;
+}
+
+void DiskFrameRing::SetPlayClock(uint64_t frame, int64_t due_ns, int64_t interval_ns) {
+  std::lock_guard lock(mu_);
+  clock_frame_ = frame;
+  clock_due_ns_ = due_ns;
+  interval_ns_ = interval_ns;
+}
+
+bool DiskFrameRing::Skipped(uint64_t index) const {
+  std::lock_guard lock(mu_);
+  return InSkip(index);
+}
+
+// REQUIRES: mu_ held.
+bool DiskFrameRing::InSkip(uint64_t index) const {
+  if (step_ == 0 || skip_from_ == skip_to_) return false;
+  const int64_t d = StepsFrom(skip_from_, index);
+  return d >= 0 && d < StepsFrom(skip_from_, skip_to_);
+}
+
 void DiskFrameRing::SetReadAhead(int32_t step) {
   std::lock_guard lock(mu_);
   if (step == step_) return;
   step_ = step;
+  skip_from_ = skip_to_;
   reader_cv_.notify_all();
 }
 
@@ -115,6 +164,8 @@ const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
       if (slots_[i].state == SlotState::kReady && slots_[i].frame == index)
         found = static_cast<int>(i);
     if (found >= 0) {
+      if (skip_from_ != skip_to_ && StepsFrom(skip_to_, index) >= 0)
+        skip_from_ = skip_to_;  // past it
       for (Slot& s : slots_)
         if (s.state == SlotState::kReady && s.sequence < slots_[found].sequence)
           s.state = SlotState::kFree;
@@ -123,7 +174,7 @@ const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
       reader_cv_.notify_all();
       return slots_[found].buffer.data();
     }
-    if (failed_) return nullptr;  // frames read before the error were still delivered
+    if (failed_ || InSkip(index)) return nullptr;  // read before the error, or skipped: not coming
     // Not read yet: whatever is ready was read before it (skipped frames),
     // unless `index` is neither being read nor next, which is a seek.
     bool coming = next_frame_ == index;
@@ -133,6 +184,7 @@ const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
     for (Slot& s : slots_)
       if (s.state == SlotState::kReady) s.state = SlotState::kFree;
     if (!coming) {
+      skip_from_ = skip_to_;
       next_frame_ = index % frames_;
       ++generation_;
       ++stats_.restarts;

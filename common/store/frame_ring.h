@@ -13,6 +13,15 @@
 // the ring then hands out the last frame it delivered, so the tile holds its
 // picture.
 //
+// A disk slower than play: given the play clock (SetPlayClock: the frame a
+// tick asks for, when that tick is due, the interval), the reader never
+// starts a frame it cannot bring before its tick gives up on it (its reads'
+// recent mean time, plus a quarter). It skips ahead to the first frame it
+// can bring, and a tick asking for a frame so skipped is answered at once
+// (Skipped). A disk at 40% of the wall's rate shows every second or third
+// frame, in step with the other tiles, rather than chasing the frame due
+// next and showing none.
+//
 // MemoryFrames: frames held in memory, for benchmarks of the network alone.
 //
 // Acquire/Release are called by one thread (the sender); the reader thread is
@@ -41,6 +50,7 @@ struct FrameSourceStats {
   uint64_t stalls = 0;    // Acquire timed out: the disk was late
   uint64_t restarts = 0;  // reader moved: a seek, or a skip past the read-ahead
   uint64_t errors = 0;
+  uint64_t skipped = 0;  // frames not read: the disk could not bring them in time
 };
 
 class FrameProvider {
@@ -54,6 +64,11 @@ class FrameProvider {
   // Frames to read ahead per frame sent: 1 plays forwards, -1 backwards, 2
   // skips every other frame, 0 (paused) reads nothing new.
   virtual void SetReadAhead(int32_t /*step*/) {}
+  // Play: `frame` is due at `due_ns`, the frames after it (at the read-ahead
+  // step) one `interval_ns` apart; a frame is given up interval_ns / 2 late.
+  virtual void SetPlayClock(uint64_t /*frame*/, int64_t /*due_ns*/, int64_t /*interval_ns*/) {}
+  // The reader skipped `index`: too slow a disk to bring it in time.
+  virtual bool Skipped(uint64_t /*index*/) const { return false; }
   // After a read error: the last frame delivered (nullptr if none), which
   // stays valid because nothing is read any more.
   virtual const std::byte* LastFrame() const = 0;
@@ -75,6 +90,8 @@ class DiskFrameRing final : public FrameProvider {
   const std::byte* Acquire(uint64_t index, int64_t deadline_ns) override;
   void Release() override;
   void SetReadAhead(int32_t step) override;
+  void SetPlayClock(uint64_t frame, int64_t due_ns, int64_t interval_ns) override;
+  bool Skipped(uint64_t index) const override;
   const std::byte* LastFrame() const override;
   bool failed() const override { return failed_.load(); }
   std::string error() const override;
@@ -93,6 +110,9 @@ class DiskFrameRing final : public FrameProvider {
 
   DiskFrameRing(TileReader reader, uint64_t frames) : reader_(std::move(reader)), frames_(frames) {}
   void ReadLoop();
+  int64_t StepsFrom(uint64_t from, uint64_t to) const;
+  uint64_t OnTime(uint64_t frame, int64_t now);
+  bool InSkip(uint64_t index) const;
 
   TileReader reader_;
   const uint64_t frames_;
@@ -105,6 +125,10 @@ class DiskFrameRing final : public FrameProvider {
   int32_t step_ = 1;         // then next_frame_ + step_, modulo the frames
   uint64_t generation_ = 0;  // bumped by a restart; in-flight reads of an older one are dropped
   uint64_t sequence_ = 0;
+  // The play clock (SetPlayClock), the reads' mean time, the frames skipped.
+  uint64_t clock_frame_ = 0;
+  int64_t clock_due_ns_ = 0, interval_ns_ = 0, read_mean_ns_ = 0;
+  uint64_t skip_from_ = 0, skip_to_ = 0;  // [from, to) in play order; empty if equal
   int in_use_ = -1;
   int held_ = -1;  // the last released frame
   std::atomic<bool> failed_{false};

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +27,7 @@ constexpr int64_t kVersion = 1;
 constexpr const char* kPartial = ".partial";
 
 std::atomic<bool> refuse_direct_for_testing{false};
+std::atomic<int64_t> read_delay_for_testing{0};
 
 Status WriteAll(int fd, const iovec* iov, int count, const std::string& path) {
   std::vector<iovec> rest(iov, iov + count);
@@ -348,6 +350,7 @@ void TileStoreWriter::Abort() {
 // --- reader -----------------------------------------------------------------
 
 void SimulateODirectRefusalForTesting(bool refuse) { refuse_direct_for_testing = refuse; }
+void SimulateSlowDiskForTesting(int64_t ns) { read_delay_for_testing = ns; }
 
 Result<TileReader> TileReader::Open(const MovieManifest& m, uint32_t tile_index, bool direct) {
   TileReader r;
@@ -387,6 +390,11 @@ Status TileReader::FallBackToBuffered() {
 }
 
 Status TileReader::ReadFrame(uint64_t index, std::span<std::byte> dest) {
+  if (const int64_t ns = read_delay_for_testing.load(); ns > 0) {
+    const timespec delay{static_cast<time_t>(ns / 1'000'000'000),
+                         static_cast<long>(ns % 1'000'000'000)};
+    nanosleep(&delay, nullptr);
+  }
   const off_t base = static_cast<off_t>(index * stride_);
   size_t done = 0;
   while (done < stride_) {

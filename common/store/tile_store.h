@@ -152,4 +152,8 @@ class TileReader {
 // (EINVAL), to test the fallback where no such file system is at hand.
 void SimulateODirectRefusalForTesting(bool refuse);
 
+// Makes every TileReader::ReadFrame take at least `ns` (0: as the disk
+// does), to test a disk slower than the wall.
+void SimulateSlowDiskForTesting(int64_t ns);
+
 }  // namespace tilestream
