@@ -36,6 +36,9 @@ namespace {
 constexpr int64_t kSecond = kNsPerSecond;
 constexpr int64_t kReadyTimeoutNs = 60 * kSecond;
 constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 ms
+// A silent tile is looked for this long more (rank_messages.h, MessageWithin):
+// 1.6 s in all, before mpirun's own abort at 2 s.
+constexpr int kConfirmSilenceMs = 100;
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
 constexpr int64_t kHealthCheckNs = 50'000'000;  // playing, tiles' silence is checked this often
 
@@ -356,7 +359,8 @@ class Coordinator {
     for (uint32_t t = 0; t < tiles_; ++t) {
       if (final_[t]) {
         h = Health::kStopping;
-      } else if (now - heard_ns_[t] > kTileSilenceNs) {
+      } else if (now - heard_ns_[t] > kTileSilenceNs &&
+                 !MessageWithin(comm_.comm, plan_.rank(t), kTagStats, kConfirmSilenceMs)) {
         spdlog::error("{} (rank {}{}) stopped responding; ending the job",
                       TilesOfRank(plan_.rank(t)), plan_.rank(t), OnServer(t));
         return Health::kDead;

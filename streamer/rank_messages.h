@@ -4,6 +4,9 @@
 #pragma once
 
 #include <mpi.h>
+#include <time.h>
+
+#include <cstdint>
 
 #include "streamer/messages.h"
 
@@ -16,6 +19,21 @@ inline bool MessageWaiting(MPI_Comm comm, int source, MessageTag tag, int* from 
   MPI_Iprobe(source, tag, comm, &pending, &st);
   if (pending && from) *from = st.MPI_SOURCE;
   return pending != 0;
+}
+
+// Before a silent peer is called gone: looks for a message of `tag` from
+// `source` for up to `ms` more, probing each millisecond. Open MPI's TCP
+// transport shows a message only after several progress calls, and a rank
+// that was not scheduled for seconds (a stalled virtual machine: seen on a
+// 16-core one, every tile rank at once) finds its peers' messages still
+// unprogressed.
+inline bool MessageWithin(MPI_Comm comm, int source, MessageTag tag, int ms) {
+  const timespec one_ms{0, 1'000'000};
+  for (int i = 0; i <= ms; ++i) {
+    if (MessageWaiting(comm, source, tag)) return true;
+    nanosleep(&one_ms, nullptr);
+  }
+  return false;
 }
 
 // Takes one waiting message of `tag` from `source` into *out: true, with its

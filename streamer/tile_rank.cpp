@@ -31,6 +31,8 @@ constexpr int64_t kGoTimeoutNs = 65 * kSecond;
 // Statistics are also the heartbeat: rank 0 calls a tile dead after 1.5 s of
 // silence, which must come before mpirun's own 2 s abort to name the tile.
 constexpr int64_t kStatsPeriodNs = kSecond / 4;
+// How long a silent coordinator is looked for before it is called gone.
+constexpr int kConfirmSilenceMs = 200;
 
 int64_t ProcessCpuNs() {
   timespec ts;
@@ -242,7 +244,8 @@ class TileRank {
       if (m.command == TickCommand::kStop) return false;
     }
     if (stop_->load()) return false;
-    coordinator_gone_ = now - last_message_ns_ > kCoordinatorSilenceNs;
+    coordinator_gone_ = now - last_message_ns_ > kCoordinatorSilenceNs &&
+                        !MessageWithin(comm_.comm, 0, kTagTick, kConfirmSilenceMs);
     return !coordinator_gone_;
   }
 
@@ -252,6 +255,7 @@ class TileRank {
       if (stop_->load()) return false;
       const int64_t now = clock_.NowNs();
       if (now - last_message_ns_ > silence_limit_ns_) {
+        if (MessageWithin(comm_.comm, 0, kTagTick, kConfirmSilenceMs)) continue;
         coordinator_gone_ = true;
         return false;
       }
