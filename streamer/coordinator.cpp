@@ -355,6 +355,8 @@ class Coordinator {
   enum class Health { kAlive, kStopping, kDead };
   Health CheckAlive() {
     const int64_t now = clock_.NowNs();
+    if (const int64_t stalled = StalledNs(&last_check_ns_, now))
+      for (int64_t& heard : heard_ns_) heard += stalled;
     Health h = Health::kAlive;
     for (uint32_t t = 0; t < tiles_; ++t) {
       if (final_[t]) {
@@ -463,6 +465,7 @@ class Coordinator {
   mutable MonotonicClock clock_;
   std::vector<TileStats> latest_, previous_;
   std::vector<int64_t> heard_ns_;
+  int64_t last_check_ns_ = 0;  // StalledNs
   std::optional<DoorbellRinger> doorbells_;
   uint64_t tick_messages_ = 0;      // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)

@@ -36,6 +36,17 @@ inline bool MessageWithin(MPI_Comm comm, int source, MessageTag tag, int ms) {
   return false;
 }
 
+// Silence that counts: the time this process itself did not run is nobody's
+// silence. Called at each look for a peer's messages; returns the gap since
+// the last look when it is longer than any wait between looks (1 s: a
+// stalled machine), to move the peers' last-heard times forward by, else 0.
+inline int64_t StalledNs(int64_t* last_look_ns, int64_t now) {
+  constexpr int64_t kStalledNs = 1'000'000'000;
+  const int64_t gap = *last_look_ns > 0 ? now - *last_look_ns : 0;
+  *last_look_ns = now;
+  return gap > kStalledNs ? gap : 0;
+}
+
 // Takes one waiting message of `tag` from `source` into *out: true, with its
 // sender in *from; false (nothing touched) when none waits. Never blocks.
 template <typename Message>

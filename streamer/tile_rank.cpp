@@ -244,6 +244,7 @@ class TileRank {
       if (m.command == TickCommand::kStop) return false;
     }
     if (stop_->load()) return false;
+    last_message_ns_ += StalledNs(&last_look_ns_, now);
     coordinator_gone_ = now - last_message_ns_ > kCoordinatorSilenceNs &&
                         !MessageWithin(comm_.comm, 0, kTagTick, kConfirmSilenceMs);
     return !coordinator_gone_;
@@ -254,6 +255,7 @@ class TileRank {
     while (!MessageWaiting(comm_.comm, 0, kTagTick)) {
       if (stop_->load()) return false;
       const int64_t now = clock_.NowNs();
+      last_message_ns_ += StalledNs(&last_look_ns_, now);
       if (now - last_message_ns_ > silence_limit_ns_) {
         if (MessageWithin(comm_.comm, 0, kTagTick, kConfirmSilenceMs)) continue;
         coordinator_gone_ = true;
@@ -369,6 +371,7 @@ class TileRank {
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;
+  int64_t last_look_ns_ = 0;  // StalledNs
 };
 
 // A rank past tiles + 1 has nothing to stream: it waits for the end (a dead

@@ -677,5 +677,47 @@ TEST_F(StreamerTest, DeadCoordinatorEndsAStaticJob) {
                      kCoordinatorDied);
 }
 
+// A machine that stops for 6 s (a stalled virtual machine: seen on a
+// 16-core one, when every tile rank called the live coordinator gone)
+// stops every rank at once. None may call another gone for the time it did
+// not run itself: the wall plays on to the end of its run.
+TEST_F(StreamerTest, AJobStoppedWholeForSixSecondsPlaysOnAfterwards) {
+  auto captures = StartCaptures();
+  const std::string out = dir_ / "run.txt";
+  const std::string command = Launcher("-n 5", captures) + " --duration 16";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out + " 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  JobGuard guard{pid};
+  std::vector<int> mpirun, job;
+  testing::WaitFor([&] {
+    mpirun = Children(pid, "mpirun");
+    if (mpirun.size() == 1) job = Children(mpirun[0]);
+    return job.size() >= 5 && testing::FileContains(out, " -> ", 4);
+  });
+  ASSERT_EQ(mpirun.size(), 1u);
+  job.push_back(mpirun[0]);
+  for (int p : job) kill(p, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // the stall itself, not a wait
+  for (int p : job) kill(p, SIGCONT);
+  int status = 0;
+  bool exited = false;
+  for (int waited = 0; !exited && waited < 1200; ++waited) {  // 60 s
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_TRUE(exited) << "the job hung\n" << text.str();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text.str();
+  EXPECT_THAT(text.str(), Not(HasSubstr("no word from the coordinator")));
+  EXPECT_THAT(text.str(), Not(HasSubstr("stopped responding")));
+}
+
 }  // namespace
 }  // namespace tilestream
