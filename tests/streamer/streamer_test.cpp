@@ -502,28 +502,51 @@ int RankOf(int pid) {
 
 enum class Victim { kTileRank, kCoordinator };
 
-// kill -9 of a rank mid-stream: the job ends by itself within seconds, says
-// what died (matching `said`), and leaves no process behind.
-void DeadRankEndsTheJob(const std::string& command, const std::string& out, Victim victim,
-                        const std::string& said, size_t processes = 5) {
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
+// A job started by `command` (output in `out`) in a process group of its
+// own, once mid-stream: every tile listed (the job is ready) and at least
+// `processes` ranks there; under load that takes longer than any fixed wait.
+struct MidStreamJob {
+  pid_t pid = -1;
+  std::vector<int> mpirun, ranks;
+};
+
+MidStreamJob StartMidStream(const std::string& command, const std::string& out, size_t processes) {
+  MidStreamJob job;
+  job.pid = fork();
+  if (job.pid == 0) {
     setpgid(0, 0);
     execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out + " 2>&1").c_str(), nullptr);
     _exit(127);
   }
-  JobGuard guard{pid};
-  // Mid-stream: once every tile is listed (the job is ready) and its ranks
-  // are there; under load that takes longer than any fixed wait.
-  std::vector<int> mpirun, ranks;
+  if (job.pid < 0) return job;
   testing::WaitFor([&] {
-    mpirun = Children(pid, "mpirun");
-    if (mpirun.size() == 1) ranks = Children(mpirun[0]);
-    return ranks.size() >= processes && testing::FileContains(out, " -> ", 4);
+    job.mpirun = Children(job.pid, "mpirun");
+    if (job.mpirun.size() == 1) job.ranks = Children(job.mpirun[0]);
+    return job.ranks.size() >= processes && testing::FileContains(out, " -> ", 4);
   });
-  ASSERT_EQ(mpirun.size(), 1u);
-  ASSERT_GE(ranks.size(), processes);
+  return job;
+}
+
+// Waits up to 60 s ("within seconds", on a loaded machine) for the job's
+// launcher to exit; its status in *status.
+bool ExitsWithinAMinute(pid_t pid, int* status) {
+  for (int waited = 0; waited < 1200; ++waited) {
+    if (waitpid(pid, status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// kill -9 of a rank mid-stream: the job ends by itself within seconds, says
+// what died (matching `said`), and leaves no process behind.
+void DeadRankEndsTheJob(const std::string& command, const std::string& out, Victim victim,
+                        const std::string& said, size_t processes = 5) {
+  MidStreamJob job = StartMidStream(command, out, processes);
+  ASSERT_GE(job.pid, 0);
+  JobGuard guard{job.pid};
+  ASSERT_EQ(job.mpirun.size(), 1u);
+  ASSERT_GE(job.ranks.size(), processes);
+  std::vector<int>& ranks = job.ranks;
   std::sort(ranks.begin(), ranks.end());
   int target = ranks.back();  // the newest: a tile rank
   if (victim ==
@@ -532,27 +555,20 @@ void DeadRankEndsTheJob(const std::string& command, const std::string& out, Vict
   }
   kill(target, SIGKILL);
   int status = 0;
-  bool exited = false;
-  for (int waited = 0; !exited && waited < 1200;
-       ++waited) {  // 60 s: "within seconds", on a loaded machine
-    exited = waitpid(pid, &status, WNOHANG) == pid;
-    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const bool exited = ExitsWithinAMinute(job.pid, &status);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const std::vector<int> orphans = InSession(mpirun[0]);
+  const std::vector<int> orphans = InSession(job.mpirun[0]);
   // Leave nothing to the next test, failed or not: the ranks are in
   // mpirun's session, out of reach of a kill of its process group.
-  for (int p : InSession(mpirun[0])) kill(p, SIGKILL);
+  for (int p : InSession(job.mpirun[0])) kill(p, SIGKILL);
   if (!exited) {
-    kill(-pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    kill(-job.pid, SIGKILL);
+    waitpid(job.pid, &status, 0);
   }
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = testing::FileText(out);
   EXPECT_TRUE(exited) << "the job hung";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << text.str();
-  EXPECT_THAT(text.str(), ::testing::ContainsRegex(said)) << text.str();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << text;
+  EXPECT_THAT(text, ::testing::ContainsRegex(said)) << text;
   EXPECT_TRUE(orphans.empty()) << orphans.size() << " processes of the job are left, the first "
                                << orphans[0];
 }
@@ -684,39 +700,23 @@ TEST_F(StreamerTest, DeadCoordinatorEndsAStaticJob) {
 TEST_F(StreamerTest, AJobStoppedWholeForSixSecondsPlaysOnAfterwards) {
   auto captures = StartCaptures();
   const std::string out = dir_ / "run.txt";
-  const std::string command = Launcher("-n 5", captures) + " --duration 16";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out + " 2>&1").c_str(), nullptr);
-    _exit(127);
-  }
-  JobGuard guard{pid};
-  std::vector<int> mpirun, job;
-  testing::WaitFor([&] {
-    mpirun = Children(pid, "mpirun");
-    if (mpirun.size() == 1) job = Children(mpirun[0]);
-    return job.size() >= 5 && testing::FileContains(out, " -> ", 4);
-  });
-  ASSERT_EQ(mpirun.size(), 1u);
-  job.push_back(mpirun[0]);
-  for (int p : job) kill(p, SIGSTOP);
+  MidStreamJob job = StartMidStream(Launcher("-n 5", captures) + " --duration 16", out, 5);
+  ASSERT_GE(job.pid, 0);
+  JobGuard guard{job.pid};
+  ASSERT_EQ(job.mpirun.size(), 1u);
+  job.ranks.push_back(job.mpirun[0]);
+  for (int p : job.ranks) kill(p, SIGSTOP);
   std::this_thread::sleep_for(std::chrono::seconds(6));  // the stall itself, not a wait
-  for (int p : job) kill(p, SIGCONT);
+  for (int p : job.ranks) kill(p, SIGCONT);
   int status = 0;
-  bool exited = false;
-  for (int waited = 0; !exited && waited < 1200; ++waited) {  // 60 s
-    exited = waitpid(pid, &status, WNOHANG) == pid;
-    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  ASSERT_TRUE(exited) << "the job hung\n" << text.str();
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text.str();
-  EXPECT_THAT(text.str(), Not(HasSubstr("no word from the coordinator")));
-  EXPECT_THAT(text.str(), Not(HasSubstr("stopped responding")));
+  const bool exited = ExitsWithinAMinute(job.pid, &status);
+  if (!exited)  // leave nothing to the next test: the ranks are in mpirun's session
+    for (int p : InSession(job.mpirun[0])) kill(p, SIGKILL);
+  ASSERT_TRUE(exited) << "the job hung\n" << testing::FileText(out);
+  const std::string text = testing::FileText(out);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  EXPECT_THAT(text, Not(HasSubstr("no word from the coordinator")));
+  EXPECT_THAT(text, Not(HasSubstr("stopped responding")));
 }
 
 }  // namespace
