@@ -233,9 +233,11 @@ print("wall 5x3 of 2560x1600 at %g fps," % fps + " %d tiles on %d receiver nodes
 # Wall-level ticks: the swap sync's, one per tick (a tick any tile missed is skipped once).
 ticks = s["presented"] + s["skipped"] + s["partial"]
 print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d skipped, %d partial of %d "
-      "(target: 0 skipped); tile frames the senders skipped: %d; skew mean %.3f p99 %.3f max %.3f ms"
+      "(target: 0 skipped); tile frames the senders skipped: %d (ticks their ranks, waiting, saw over a quarter "
+      "interval late: %d); skew mean %.3f p99 %.3f max %.3f ms"
       % (lost, incomplete, s["presented"], s["skipped"], s["partial"], ticks, tx["aggregate"]["skipped_ticks"],
-         s["skew_mean_ms"], s["skew_p99_ms"], s["skew_max_ms"]))
+         sum(x.get("ticks_seen_late", 0) for x in tx["streams"]), s["skew_mean_ms"], s["skew_p99_ms"],
+         s["skew_max_ms"]))
 # The steady window: bytes at the streamer's mean rate over it.
 window = t1 - t0
 gb = tx["aggregate"]["mbps"] / 8e3 * window

@@ -50,11 +50,12 @@ struct ReadyMessage {
 struct TileStats {
   uint32_t tile = 0;
   uint32_t final = 0;
-  uint64_t frames = 0;         // frames sent
-  uint64_t late_frames = 0;    // not out before the next tick
-  uint64_t skipped_ticks = 0;  // ticks dropped because the tile was behind
-  uint64_t held_frames = 0;    // ticks answered with the last frame (read error)
-  uint64_t missed_frames = 0;  // ticks with no frame from the disk in time
+  uint64_t frames = 0;           // frames sent
+  uint64_t late_frames = 0;      // not out before the next tick
+  uint64_t skipped_ticks = 0;    // ticks dropped because the tile was behind
+  uint64_t ticks_seen_late = 0;  // came while its rank waited, taken > interval/4 late (TickWait)
+  uint64_t held_frames = 0;      // ticks answered with the last frame (read error)
+  uint64_t missed_frames = 0;    // ticks with no frame from the disk in time
   uint64_t packets = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;

@@ -24,6 +24,7 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   r.frames = s.frames;
   r.late_frames = s.late_frames;
   r.skipped_ticks = s.skipped_ticks;
+  r.ticks_seen_late = s.ticks_seen_late;
   r.held_frames = s.held_frames;
   r.missed_frames = s.missed_frames;
   r.packets = s.packets;
@@ -137,6 +138,7 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                             {"frames", s.frames},
                             {"late_frames", s.late_frames},
                             {"skipped_ticks", s.skipped_ticks},
+                            {"ticks_seen_late", s.ticks_seen_late},
                             {"missed_frames", s.missed_frames},
                             {"held_frames", s.held_frames},
                             {"packets", s.packets},
@@ -180,6 +182,7 @@ TileStats Delta(const TileStats& now, const TileStats& before) {
   d.send_errors -= before.send_errors;
   d.late_frames -= before.late_frames;
   d.skipped_ticks -= before.skipped_ticks;
+  d.ticks_seen_late -= before.ticks_seen_late;
   d.missed_frames -= before.missed_frames;
   d.frames -= before.frames;
   return d;

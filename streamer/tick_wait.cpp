@@ -16,6 +16,16 @@ int64_t TickWait::WaitNs(int64_t now, int64_t heartbeat_ns) const {
   return std::max(std::min(wait, heartbeat_ns - now), kPollNs);
 }
 
+uint64_t TickWait::SeenLate(int64_t waiting_since, int64_t taken, int64_t newest_due,
+                            int64_t interval, uint64_t plays) {
+  uint64_t late = 0;
+  for (uint64_t i = 0; i < std::min<uint64_t>(plays, 64); ++i) {
+    const int64_t due = newest_due - static_cast<int64_t>(i) * interval;
+    late += due >= waiting_since && taken - due > interval / 4;
+  }
+  return late;
+}
+
 void TickWait::Rang(uint64_t sequence, int64_t now) {
   rung_ = rung_ || sequence != 0;
   if (sequence > sequence_) Look(now, kRingLookNs);  // a ring for a tick already taken is old

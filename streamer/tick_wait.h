@@ -53,6 +53,14 @@ class TickWait {
   // true once, when the doorbell is given up.
   bool Took(const TickMessage& tick, int64_t now);
 
+  // Of `plays` play ticks taken at once at `taken` (the newest due at
+  // `newest_due`, each older one an interval before it): those due while
+  // the rank was already waiting (since `waiting_since`) and yet taken over
+  // a quarter interval late. Skipped ticks a rank was busy for do not
+  // count; these say a tick came, or was seen, late. At most 64.
+  static uint64_t SeenLate(int64_t waiting_since, int64_t taken, int64_t newest_due,
+                           int64_t interval, uint64_t plays);
+
   bool doorbell() const { return armed_; }              // wait on it (ppoll) too
   int64_t tick_due_ns() const { return tick_due_ns_; }  // the taken tick's
   int64_t next_tick_due_ns() const { return next_tick_due_ns_; }

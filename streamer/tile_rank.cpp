@@ -252,6 +252,7 @@ class TileRank {
 
   // Waits for the next message from the coordinator; false to stop.
   bool NextTick(TickMessage* tick) {
+    const int64_t waiting_since = clock_.NowNs();
     while (!MessageWaiting(comm_.comm, 0, kTagTick)) {
       if (stop_->load()) return false;
       const int64_t now = clock_.NowNs();
@@ -280,6 +281,12 @@ class TileRank {
           "rank {}: {} ticks came but no doorbell ring (a firewall on UDP?); polling for "
           "ticks instead",
           comm_.rank, TickWait::kUnrungTicks);
+    if (tick->command == TickCommand::kPlay) {
+      const uint64_t late = TickWait::SeenLate(waiting_since, last_message_ns_,
+                                               ticks_.tick_due_ns(), tick->interval_ns, plays);
+      if (late > 0)
+        for (auto& s : streams_) s->CountTicksSeenLate(late);
+    }
     return true;
   }
   void MaybeSendStats(int64_t now) {

@@ -61,6 +61,7 @@ class TileStream {
 
   void CountSleep() { ++sleeps_; }
   void CountSkippedTicks(uint64_t n) { stats_.skipped_ticks += n; }
+  void CountTicksSeenLate(uint64_t n) { stats_.ticks_seen_late += n; }
   // The counters, with `cpu_ns` as this tile's share of its rank's CPU.
   // Clears error_pending().
   const TileStats& Collect(int64_t cpu_ns, int64_t elapsed_ns);

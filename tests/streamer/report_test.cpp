@@ -55,6 +55,7 @@ TEST(Report, JsonHasStreamsAndAggregate) {
   EXPECT_EQ(j["streams"][1]["tile"], "r0c1");
   EXPECT_NEAR(j["aggregate"]["mbps"].get<double>(), 1500.0, 1e-6);
   EXPECT_EQ(j["aggregate"]["frames"], 88);
+  EXPECT_EQ(j["streams"][0]["ticks_seen_late"], 0);
 }
 
 TEST(Report, DeltaIsWhatWasCountedBetweenTwoReports) {

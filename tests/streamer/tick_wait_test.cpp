@@ -117,5 +117,24 @@ TEST(TickWait, ATickFoundWithoutSleepingCountsNeitherWay) {
   EXPECT_TRUE(w.doorbell());
 }
 
+// The counter that tells a tick seen late (a late ring, a late message, a
+// stalled machine) from one a busy rank skipped.
+TEST(TickWait, TicksSeenLateAreThoseDueWhileTheRankWaitedAndTakenAQuarterLate) {
+  const int64_t due = kStart + 10 * kInterval;
+  // Waiting since before it was due: on time, a little late, over a quarter late.
+  EXPECT_EQ(TickWait::SeenLate(due - kMs, due + kMs, due, kInterval, 1), 0u);
+  EXPECT_EQ(TickWait::SeenLate(due - kMs, due + kInterval / 4, due, kInterval, 1), 0u);
+  EXPECT_EQ(TickWait::SeenLate(due - kMs, due + kInterval / 4 + 1, due, kInterval, 1), 1u);
+  // Busy sending until after it was due: not seen late, however late taken.
+  EXPECT_EQ(TickWait::SeenLate(due + kMs, due + kInterval / 2, due, kInterval, 1), 0u);
+  // Two waiting at once: the older was due a whole interval before it was taken.
+  EXPECT_EQ(TickWait::SeenLate(due - 2 * kInterval, due + kMs, due, kInterval, 2), 1u);
+  EXPECT_EQ(TickWait::SeenLate(due - kMs, due + kMs, due, kInterval, 2), 0u)
+      << "the older one came while the rank was busy: a plain skip";
+  EXPECT_EQ(TickWait::SeenLate(due - 100 * kInterval, due + kInterval, due, kInterval, 1000000),
+            64u)
+      << "bounded";
+}
+
 }  // namespace
 }  // namespace tilestream
