@@ -84,16 +84,34 @@ gone="" gone_at=0
 watch_ranks() {
   local kids=() k state
   # (no newline at the end of that file: read says EOF, the array is filled)
-  read -r -a kids < "/proc/$mpirun_pid/task/$mpirun_pid/children" 2>/dev/null
+  read -r -a kids 2>/dev/null < "/proc/$mpirun_pid/task/$mpirun_pid/children"
   [ "${#kids[@]}" -gt 0 ] || return 0
-  for k in "${kids[@]}"; do [ -n "${rank_of[$k]:-}" ] || note_rank "$k"; done
+  # ("-" again: read between mpirun's fork and the rank's exec)
+  for k in "${kids[@]}"; do [ "${rank_of[$k]:--}" != "-" ] || note_rank "$k"; done
   [ "$gone_at" -eq 0 ] || return 0
   for k in "${!rank_of[@]}"; do
     [ "${rank_of[$k]}" != "-" ] || continue
     state=Z  # gone, or a zombie mpirun has not reaped
-    read -r _ _ state _ < "/proc/$k/stat" 2>/dev/null
+    read -r _ _ state _ 2>/dev/null < "/proc/$k/stat"
     if [ "$state" = Z ]; then gone=${rank_of[$k]} gone_at=$SECONDS; fi
   done
+  if [ "$gone_at" -eq 0 ] && [ "$SECONDS" -ge 10 ]; then never_seen_rank; fi
+}
+# A static job starts every rank at once, so a rank not seen 10 s in died
+# before the first look, and mpirun reaped it at once (seen in CI: the
+# coordinator killed within a second of the plan, its tile ranks then
+# silent for a minute): gone since then. Once all are seen, never again.
+all_seen=1
+[ ${#recovery[@]} -eq 0 ] || all_seen=0
+never_seen_rank() {
+  [ "$all_seen" -eq 0 ] || return 0
+  local r k
+  for ((r = 0; r < ranks; r++)); do
+    for k in "${!rank_of[@]}"; do [ "${rank_of[$k]}" != "$r" ] || continue 2; done
+    gone=$r gone_at=$SECONDS
+    return 0
+  done
+  all_seen=1
 }
 # Under --enable-recovery mpirun does not always exit after MPI_Abort (seen
 # under load): 3 s after the abort, end its session. Nor always when a rank
