@@ -303,11 +303,13 @@ class Coordinator {
     m.sequence = ++tick_messages_;
     // Spare ranks (past tiles + 1) hear only the stop.
     const int last = command == TickCommand::kStop ? comm_.size - 1 : plan_.tile_ranks();
+    // The ring first (streamer/doorbell.h): a send can wait for its rank to
+    // make MPI progress, which a rank asleep on its doorbell does not.
+    if (doorbells_) doorbells_->Ring(m.sequence, last);
     for (int rank = 1; rank <= last; ++rank) {
       m.doorbell = doorbells_ && doorbells_->armed(rank);
       SendMessage(comm_.comm, rank, kTagTick, m);
     }
-    if (doorbells_) doorbells_->Ring(m.sequence, last);
   }
 
   // Takes every statistics and thumbnail message waiting.

@@ -1,15 +1,19 @@
 // The doorbell: how a tile rank waiting for its next tick blocks on a file
 // descriptor instead of polling MPI (issue 14; docs/decisions.md).
 //
-// Ticks stay MPI messages. After sending a tick, the coordinator rings each
-// armed rank with a UDP datagram of 8 bytes, the tick message's sequence
-// number, all of them in one sendmmsg; the rank sleeps in ppoll on its
-// doorbell socket (beside its tiles' NACK sockets), wakes, drains the
-// socket and takes the tick from MPI. The number tells a ring for a tick
-// the rank already took (it found the message before the ring came) from
-// one whose message is still on its way (TCP between servers); nothing
-// else is read from it, so a stray or forged datagram costs at most a few
-// MPI probes.
+// Ticks stay MPI messages. Before sending a tick, the coordinator rings
+// each armed rank with a UDP datagram of 8 bytes, the tick message's
+// sequence number, all of them in one sendmmsg; the rank sleeps in ppoll on
+// its doorbell socket (beside its tiles' NACK sockets), wakes, drains the
+// socket and probes MPI until the tick comes (streamer/tick_wait.h). Ring
+// first: over Open MPI's TCP transport (spawned ranks, other servers) a
+// blocking send of a tick could wait for its rank's own MPI progress; when
+// the ring came after the sends, a rank asleep on its doorbell made none,
+// and one send of the testbed's first armed tick waited 255 ms, until that
+// rank's heartbeat, while every tile skipped six ticks. The number tells a
+// ring for a tick the rank already took from one whose message is still on
+// its way; nothing else is read from it, so a stray or forged datagram
+// costs at most a few MPI probes.
 //
 // A rank on the coordinator's host listens on 127.0.0.1; one on another
 // server of the wall on its own address in [mpi] network; with neither it
@@ -57,7 +61,7 @@ class DoorbellRinger {
   // For ranks 0 .. ranks - 1 (the world), none armed yet.
   static Result<DoorbellRinger> Open(int ranks);
 
-  // From now on each tick to `rank` is followed by a ring at address:port.
+  // From now on each tick to `rank` is preceded by a ring at address:port.
   void Arm(int rank, in_addr address, uint16_t port);
   bool armed(int rank) const;
 

@@ -27,7 +27,7 @@ struct TickMessage {
   uint32_t timestamp = 0;       // RTP timestamp of this tick, the same on every tile
   int32_t read_ahead_step = 1;  // frames per tick the disk reader reads ahead (playback speed)
   TickCommand command = TickCommand::kPlay;
-  uint32_t doorbell = 0;  // 1: this rank's doorbell rings after each tick (streamer/doorbell.h)
+  uint32_t doorbell = 0;  // 1: this rank's doorbell rings for each tick (streamer/doorbell.h)
   uint64_t sequence = 0;  // counts the coordinator's tick messages; its ring carries it too
 };
 
