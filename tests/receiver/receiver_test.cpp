@@ -220,16 +220,29 @@ TEST_F(ReceiverTest, StepBackwardsPlayAndLoopOffReachTheStartAndHold) {
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
   StopReceiver(right);
+  // A frame its disk read did not bring in time (under ASan on a loaded
+  // machine: 4, 4, 2, 1 once) is missed: the tile shows its last frame
+  // again, and the streamer counts it.
+  const uint64_t missed = Report("streamer")["aggregate"]["missed_frames"].get<uint64_t>();
   for (const std::string tag : {"left", "right"}) {
     for (const auto& [tile, frames] : FramesReceived(tag)) {
       // From the end back: 0 held (repeated while paused), then 1, 2, 3, 4.
       size_t i = frames.size();
       while (i > 0 && frames[i - 1] == 0) --i;
       ASSERT_LT(i, frames.size()) << "tile " << tile << " ends on frame 0";
-      ASSERT_GE(i, 4u);
-      EXPECT_EQ(std::vector<uint64_t>(frames.begin() + i - 4, frames.begin() + i),
-                (std::vector<uint64_t>{4, 3, 2, 1}))
-          << "tile " << tile;
+      std::vector<uint64_t> shown;  // from the last 4 on, each frame once
+      for (size_t k = 0; k < i; ++k) {
+        if (frames[k] == 4) shown.clear();
+        if (shown.empty() || shown.back() != frames[k]) shown.push_back(frames[k]);
+      }
+      if (missed == 0) {
+        EXPECT_EQ(shown, (std::vector<uint64_t>{4, 3, 2, 1})) << "tile " << tile;
+      } else {
+        EXPECT_TRUE(std::is_sorted(shown.rbegin(), shown.rend()) && !shown.empty() &&
+                    shown.front() == 4 && shown.back() >= 1 && 4 - shown.size() <= missed)
+            << "tile " << tile << ": " << ::testing::PrintToString(shown) << ", " << missed
+            << " frames missed";
+      }
     }
   }
 }
