@@ -5,8 +5,8 @@
 // packets on the display nodes' links as they arrive; every frame must
 // still be shown, checksum-exact, with no tick skipped. Root only.
 //
-// Under AddressSanitizer the wall plays at 5 fps: nine processes 2-3 times
-// slower than built to be, on CI's 2 cores, brought retransmissions back
+// Under AddressSanitizer the wall plays at 5 fps: nine processes far
+// slower than the optimized build, on CI's 2 cores, brought retransmissions back
 // after their frame's window (one frame interval) in two CI runs, at
 // 10 fps. Half the rate gives back the headroom a real server has; what
 // these tests ask of the recovery (every loss counted, asked for, answered
