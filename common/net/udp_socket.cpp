@@ -199,8 +199,7 @@ IoStatus UdpSender::Send(std::span<const DatagramRun> runs) {
 }
 
 uint32_t UdpSender::GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m) {
-  const uint32_t per_message =
-      std::max<uint32_t>(1, std::min<uint32_t>(kMaxGsoSegments, kMaxUdpPayload / datagram_size));
+  const uint32_t per_message = GsoSegmentsPerSend(datagram_size);
   for (uint32_t d = first; d < end; ++m) {
     const uint32_t group = std::min(per_message, end - d);
     msghdr& msg = mmsgs_[m].msg_hdr;

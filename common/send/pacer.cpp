@@ -32,6 +32,8 @@ void Pacer::BeginFrame(int64_t start_ns, int64_t window_ns, uint32_t packets,
       frame_bytes == 0 ? packets : options_.max_burst_bytes * packets / frame_bytes;
   burst_ = static_cast<uint32_t>(
       std::clamp<uint64_t>(std::min(options_.enabled ? by_time : packets, by_bytes), 1, packets));
+  if (burst_ < packets && burst_ >= options_.burst_multiple)
+    burst_ -= burst_ % options_.burst_multiple;
   quantum_ns_ = std::max<int64_t>(1, static_cast<int64_t>(burst_ * per_packet_ns));
   // This stream's phase: its bursts fall between other streams' (the window
   // still ends where planned).

@@ -8,7 +8,8 @@
 // the schedule has due by then, as one burst (several GSO messages in one
 // sendmmsg). A burst is Options::max_burst_bytes (512 KiB) of packets, or a
 // quantum's worth where the rate is so low that Options::quantum_ns (10 ms)
-// holds less: a 2560x1600 frame is 24 bursts at any rate from 6 fps up. See
+// holds less, and whole GSO sends (Options::burst_multiple): a 2560x1600
+// frame is 25 bursts of 56 packets at any rate from 6 fps up. See
 // docs/decisions.md for the bound.
 //
 // The sender calls WaitForBurst(next) before sending the burst that starts
@@ -44,6 +45,10 @@ class Pacer {
     int64_t quantum_ns = 10'000'000;       // a burst: the packets of at most this long
     uint64_t max_burst_bytes = 512 << 10;  // and at most this many bytes
     int64_t spin_ns = 10'000;              // spin this long before a slot instead of sleeping
+    // Bursts are whole multiples of this many packets where the bounds
+    // allow one (a GSO send's: the receiver predicts where each GRO
+    // message's pixels go from whole sends, common/receive/packet_placement.h).
+    uint32_t burst_multiple = 1;
     // 0..1: bursts start this fraction of a burst interval into the frame,
     // so that the streams of one server (tile i of n: i / n) take turns
     // instead of all bursting at the same instants.

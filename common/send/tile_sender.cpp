@@ -37,13 +37,14 @@ class RunBuilder {
 
 iovec Part(const std::byte* data, size_t size) { return {const_cast<std::byte*>(data), size}; }
 
-Pacer::Options PacerOptions(const TileSenderOptions& o) {
-  Pacer::Options p;
-  p.enabled = o.pacing;
-  p.quantum_ns = o.pacing_quantum_ns;
-  p.max_burst_bytes = o.max_burst_bytes;
-  p.phase = o.pacing_phase;
-  return p;
+Pacer::Options PacerOptions(const TileSenderOptions& o, const Packetizer& p) {
+  Pacer::Options po;
+  po.enabled = o.pacing;
+  po.quantum_ns = o.pacing_quantum_ns;
+  po.max_burst_bytes = o.max_burst_bytes;
+  po.phase = o.pacing_phase;
+  po.burst_multiple = GsoSegmentsPerSend(p.packet_size(0));
+  return po;
 }
 
 }  // namespace
@@ -81,7 +82,7 @@ Result<std::unique_ptr<TileSender>> TileSender::Create(const TileSenderOptions& 
 TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSenderOptions& o)
     : packetizer_(std::move(p)),
       socket_(std::move(s)),
-      pacer_(clock, PacerOptions(o)),
+      pacer_(clock, PacerOptions(o, packetizer_)),
       fraction_(o.pacing_fraction),
       share_(o.retransmission_share),
       rtx_payload_type_(o.rtx_payload_type),

@@ -178,6 +178,24 @@ TEST(Pacer, ByDefaultABurstIsTheByteBoundAtAnyRateAboveTheLongestQuantum) {
   EXPECT_EQ(pacer.burst_packets(), 13u);
 }
 
+// Bursts end where a GSO send ends (7 packets at MTU 9000), so that every
+// GRO message the receiver predicts is whole; a bound below one send holds.
+TEST(Pacer, BurstsAreWholeMultiplesWhereTheBoundAllowsOne) {
+  FakeClock clock;
+  Pacer::Options o;
+  o.burst_multiple = 7;
+  Pacer pacer(&clock, o);
+  pacer.BeginFrame(clock.now(), 166 * kMs, 1375, 1375 * 8960);  // 58 by the byte bound
+  EXPECT_EQ(pacer.burst_packets(), 56u);
+  const auto bursts = SendFrame(pacer, clock, 1375);
+  ASSERT_EQ(bursts.size(), 25u);
+  for (size_t b = 0; b + 1 < bursts.size(); ++b) EXPECT_EQ(bursts[b].end - bursts[b].first, 56u);
+  o.max_burst_bytes = 3 * 8960;
+  Pacer small(&clock, o);
+  small.BeginFrame(clock.now(), 166 * kMs, 1375, 1375 * 8960);
+  EXPECT_EQ(small.burst_packets(), 3u);
+}
+
 TEST(Pacer, MonotonicClockSleepsAtLeastUntilTheDeadline) {
   MonotonicClock clock;
   const int64_t deadline = clock.NowNs() + 2 * kMs;

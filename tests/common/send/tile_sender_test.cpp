@@ -41,9 +41,10 @@ class Loopback : public ::testing::Test {
   }
 
   std::unique_ptr<TileSender> MakeSender(bool pacing, uint32_t mtu = 1500,
-                                         uint64_t burst_bytes = 4 * 1500) {
+                                         uint64_t burst_bytes = 4 * 1500,
+                                         TileGeometry tile = kTile) {
     TileSenderOptions o;
-    o.packetizer.tile = kTile;
+    o.packetizer.tile = tile;
     o.packetizer.max_payload = MaxUdpPayloadForMtu(mtu);
     o.packetizer.ssrc = 77;
     o.socket.destination = "127.0.0.1";
@@ -112,6 +113,36 @@ TEST_F(Loopback, ABurstIsOneSystemCallWhateverItHolds) {
   const Collected c = Receive(n);
   EXPECT_TRUE(c.frame == f);
   for (uint32_t i = 0; i < c.sequences.size(); ++i) EXPECT_EQ(c.sequences[i], i);
+}
+
+// The receiver predicts where a GRO message's pixels go from whole GSO
+// sends (common/receive/packet_placement.h): a burst that ended inside one
+// (58 packets in sends of 7) made the next send's prediction wrong, and
+// 14% of the reference wall's bytes were copied twice more.
+TEST_F(Loopback, EveryBurstIsWholeGsoSendsSoEveryGroMessageButTheFramesTailIsFull) {
+  const TileGeometry wide{2560, 100};  // 86 packets at MTU 9000, 7 per GSO send
+  auto sender = MakeSender(false, 9000, 150'000, wide);
+  if (!sender->socket().gso() || !receiver_->gro()) GTEST_SKIP() << "no UDP GSO/GRO here";
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f = PatternFrame(wide, 5);
+  ASSERT_TRUE(sender->SendFrame(f.data(), 1, clock_.NowNs(), 1'000'000, nullptr).ok());
+  EXPECT_EQ(sender->pacer().burst_packets(), 14u);  // 16 by the byte bound
+  std::vector<uint32_t> segments;                   // per GRO message
+  uint32_t received = 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (received < n && std::chrono::steady_clock::now() < give_up) {
+    const int messages = receiver_->ReceiveBatch().messages;
+    for (int m = 0; m < messages; ++m) {
+      const size_t length = receiver_->message_length(m), seg = receiver_->segment_size(m);
+      segments.push_back(static_cast<uint32_t>(seg ? (length + seg - 1) / seg : 1));
+      received += segments.back();
+    }
+  }
+  ASSERT_EQ(received, n);
+  // The frame's tail: its last full-size packet (86 = 12 x 7 + 2), then its
+  // last packet, which is shorter and so a GSO send of its own.
+  ASSERT_EQ(segments.size(), 14u);
+  for (size_t m = 0; m < 12; ++m) EXPECT_EQ(segments[m], 7u) << "message " << m;
 }
 
 TEST_F(Loopback, PacingSpreadsTheFrameOverTheInterval) {
