@@ -238,6 +238,26 @@ print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d
       % (lost, incomplete, s["presented"], s["skipped"], s["partial"], ticks, tx["aggregate"]["skipped_ticks"],
          sum(x.get("ticks_seen_late", 0) for x in tx["streams"]), s["skew_mean_ms"], s["skew_p99_ms"],
          s["skew_max_ms"]))
+st = tx["streams"]
+st_bytes = max(1, sum(x["bytes"] for x in st))
+again = sum(x.get("retransmitted_bytes", 0) for x in st)
+print("wall: retransmission: %d NACKs, %.3f%% of the bytes sent again (%d packets; %d refused over the cap); receivers "
+      "recovered %d, %d unrecoverable, %d frames repaired"
+      % (sum(x.get("nacks", 0) for x in st), 100.0 * again / st_bytes, sum(x.get("retransmitted", 0) for x in st),
+         sum(x.get("refused_cap", 0) for x in st), sum(t.get("recovered", 0) for t in tiles),
+         sum(t.get("unrecoverable", 0) for t in tiles), sum(t.get("frames_repaired", 0) for t in tiles)))
+f = "%s.%g." % (label, fps)
+rec(f + "resent_share", again / st_bytes)
+for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
+             ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"]), ("ticks", ticks),
+             ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"])):
+    rec(f + k, v)
+# A sampler that started after the run ended (its python, on a saturated
+# machine) saw neither side: no figure rather than a wrong one.
+if s1c <= s0c or r1c <= r0c:
+    print("wall: CPU and wake-ups not measured: the steady window missed the %s (the sampler started after they ended)"
+          % ("streamer" if s1c <= s0c else "receivers"))
+    sys.exit(0)
 # The steady window: bytes at the streamer's mean rate over it.
 window = t1 - t0
 gb = tx["aggregate"]["mbps"] / 8e3 * window
@@ -255,7 +275,6 @@ print("wall: steady %.0f s: machine %.2f cores, %.3f CPU-s/GB = %.2f x udpceil's
 proc_gb = ((s1c - s0c) + (r1c - r0c)) / gb
 print("wall: by the processes' own CPU time (the scheduler's exact count; /proc/stat samples at the tick): "
       "%.3f CPU-s/GB = %.2f x udpceil's threads' %.3f in this run" % (proc_gb, proc_gb / ref_proc, ref_proc))
-st = tx["streams"]
 tx_frames = max(1, sum(x["frames"] for x in st))
 rx_frames = max(1, sum(t["frames_complete"] + t["frames_incomplete"] for t in tiles))
 sw_tx, sw_rx = (s1w - s0w) / frames, (r1w - r0w) / frames
@@ -273,19 +292,7 @@ calls_tx, calls_rx = syscalls("tx"), syscalls("rx")
 print("wall: per side: streamer %.3f CPU-s/GB, receivers %.3f CPU-s/GB; system calls per tile frame (perf, all of them): %s"
       % ((s1c - s0c) / gb, (r1c - r0c) / gb,
          "sender %.0f, receiver %.0f" % (calls_tx / frames, calls_rx / frames) if calls_tx and calls_rx else "not counted (needs root and perf)"))
-st_bytes = max(1, sum(x["bytes"] for x in st))
-again = sum(x.get("retransmitted_bytes", 0) for x in st)
-print("wall: retransmission: %d NACKs, %.3f%% of the bytes sent again (%d packets; %d refused over the cap); receivers "
-      "recovered %d, %d unrecoverable, %d frames repaired"
-      % (sum(x.get("nacks", 0) for x in st), 100.0 * again / st_bytes, sum(x.get("retransmitted", 0) for x in st),
-         sum(x.get("refused_cap", 0) for x in st), sum(t.get("recovered", 0) for t in tiles),
-         sum(t.get("unrecoverable", 0) for t in tiles), sum(t.get("frames_repaired", 0) for t in tiles)))
-f = "%s.%g." % (label, fps)
-rec(f + "resent_share", again / st_bytes)
-for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
-             ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"]), ("ticks", ticks),
-             ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"]),
-             ("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu), ("udpceil_cpu_s_per_gb", ref_cpu),
+for k, v in (("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu), ("udpceil_cpu_s_per_gb", ref_cpu),
              ("proc_cpu_s_per_gb", proc_gb), ("proc_vs_udpceil", proc_gb / ref_proc),
              ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx),
              ("tx_syscalls_per_frame", (calls_tx or 0) / frames), ("rx_syscalls_per_frame", (calls_rx or 0) / frames)):
