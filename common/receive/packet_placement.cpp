@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/base/bytes.h"
+#include "common/net/udp_socket.h"
 
 namespace tilestream {
 namespace {
@@ -17,8 +18,11 @@ constexpr uint32_t kBackoffPeriod = 64;
 PacketPlacement::PacketPlacement(Packetizer plan, uint32_t batch, size_t message_bytes, bool gro)
     : plan_(std::move(plan)), message_bytes_(message_bytes) {
   packet_bytes_ = plan_.packet_size(0);
-  per_message_ =
-      gro ? static_cast<uint32_t>(std::max<size_t>(1, message_bytes_ / packet_bytes_)) : 1;
+  // A GRO message is one of the sender's GSO sends: as many packets as it
+  // groups (UdpSender), where the buffer holds them.
+  per_message_ = gro ? static_cast<uint32_t>(std::clamp<size_t>(message_bytes_ / packet_bytes_, 1,
+                                                                GsoSegmentsPerSend(packet_bytes_)))
+                     : 1;
   for (uint32_t k = 0; k < plan_.packet_count(); ++k)
     header_bytes_ = std::max(header_bytes_, plan_.header_size(k));
   const size_t slots = size_t{batch} * per_message_;

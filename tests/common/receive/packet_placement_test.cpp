@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "common/net/udp_socket.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/placement_harness.h"
 
@@ -54,7 +55,7 @@ Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan,
   std::vector<Bytes> packets;
   uint32_t sequence = 65500;  // wraps
   for (uint32_t f = 0; f < frames; ++f) {
-    const Bytes frame = PatternFrame(kTile, f + 1);
+    const Bytes frame = PatternFrame(plan.tile, f + 1);
     const uint32_t ts = 1000 + 3000 * f;
     s.sums[ts] = testing::Fnv(frame.data(), frame.size());
     for (uint32_t i = 0; i < packetizer.packet_count(); ++i) {
@@ -63,7 +64,7 @@ Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan,
       if (damage && chance(0.04)) continue;  // lost
       if (damage && chance(0.02)) {          // another sender's packet first
         Bytes q(foreign.packet_size(i));
-        foreign.Build(i, PatternFrame(kTile, 1000 + f), ts, sequence, q);
+        foreign.Build(i, PatternFrame(plan.tile, 1000 + f), ts, sequence, q);
         packets.push_back(q);
       }
       if (damage && chance(0.02)) p[0] = std::byte{0x40};  // version 1: malformed
@@ -91,7 +92,9 @@ Stream MakeStream(uint64_t seed, uint32_t frames, const PacketizerOptions& plan,
   return s;
 }
 
-Outcome Plain(const Stream& s) { return ReceivePlain(s.messages, kTile, 7); }
+Outcome Plain(const Stream& s, const TileGeometry& tile = kTile) {
+  return ReceivePlain(s.messages, tile, 7);
+}
 
 Outcome Placed(const Stream& s, const PacketizerOptions& plan, size_t message_bytes) {
   return ReceivePlaced(s.messages, plan, 7, kBatch, message_bytes);
@@ -142,6 +145,21 @@ TEST(PacketPlacement, AStreamOfAnotherPlanIsGatheredBackAndAssembledAsUsual) {
   ExpectSameOutcome(placed, Plain(s), s);
   EXPECT_EQ(placed.placement.placed, 0u);
   EXPECT_GT(placed.placement.gathered, 0u);
+}
+
+TEST(PacketPlacement, AMessageIsPredictedAsOneGsoSendWhereTheBufferWouldHoldMore) {
+  // Packets of about 8,190 bytes (MTU 8,218): a GSO send groups 7 of them
+  // (65,507 bytes at most), a 64 KiB receive buffer would hold 8.
+  PacketizerOptions plan = Plan(Packing::kPacked, 8192);
+  plan.tile = {640, 240};
+  const size_t packet = Packetizer::Create(plan).value().packet_size(0);
+  const uint32_t per_send = GsoSegmentsPerSend(packet);
+  ASSERT_NE(per_send, 65536 / packet) << "packet of " << packet << " bytes";
+  const Stream s = MakeStream(5, 10, plan, per_send, false);
+  const Outcome placed = Placed(s, plan, 65536);
+  ExpectSameOutcome(placed, Plain(s, plan.tile), s);
+  EXPECT_EQ(placed.frames.size(), 10u);
+  EXPECT_GE(placed.placement.placed, placed.stats.packets * 8 / 10);
 }
 
 }  // namespace
