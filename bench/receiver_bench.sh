@@ -238,6 +238,10 @@ print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d
       % (lost, incomplete, s["presented"], s["skipped"], s["partial"], ticks, tx["aggregate"]["skipped_ticks"],
          sum(x.get("ticks_seen_late", 0) for x in tx["streams"]), s["skew_mean_ms"], s["skew_p99_ms"],
          s["skew_max_ms"]))
+if "ticks" in tx:
+    k = tx["ticks"]
+    print("wall: the coordinator sent %d of %d ticks over a quarter interval late (latest %.2f ms after due; "
+          "longest broadcast %.2f ms)" % (k["sent_late"], k["sent"], k["max_late_ms"], k["max_broadcast_ms"]))
 st = tx["streams"]
 st_bytes = max(1, sum(x["bytes"] for x in st))
 again = sum(x.get("retransmitted_bytes", 0) for x in st)

@@ -117,7 +117,8 @@ std::string SyncReportLine(const SwapSyncMaster& sync) {
 }
 
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
-                            const WallConfig& config, bool bench, const SwapSyncMaster* sync) {
+                            const WallConfig& config, bool bench, const SwapSyncMaster* sync,
+                            const TickTiming* ticks) {
   nlohmann::json j;
   j["duration_s"] = seconds;
   j["mode"] = bench ? "bench" : "play";
@@ -169,6 +170,11 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                  {"skew_p99_ms", QuantileMs(*sync, 0.99)},
                  {"skew_max_ms", s.skew_max_ns / 1e6}};
   }
+  if (ticks)
+    j["ticks"] = {{"sent", ticks->sent},
+                  {"sent_late", ticks->late},
+                  {"max_late_ms", ticks->max_late_ns / 1e6},
+                  {"max_broadcast_ms", ticks->max_broadcast_ns / 1e6}};
   return JsonText(j, 2) + "\n";
 }
 

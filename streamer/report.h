@@ -44,10 +44,21 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
 // "swap sync: 1320 ticks shown, 0 skipped, 0 partial; skew mean 0.21, p99 0.80, max 1.10 ms (1320
 // ticks)"
 std::string SyncReportLine(const SwapSyncMaster& sync);
-// `sync`: the swap sync's results, or null when it did not run.
+// How on time the coordinator sent its ticks: a tick is late when it went
+// out over a quarter interval after it was due (every tile then sees it
+// late, whatever its rank does).
+struct TickTiming {
+  uint64_t sent = 0, late = 0;
+  int64_t max_late_ns = 0;       // due to the start of its broadcast
+  int64_t max_broadcast_ns = 0;  // one tick's ring and sends to every rank
+};
+
+// `sync`: the swap sync's results, or null when it did not run; `ticks`:
+// the coordinator's, or null (benchmark mode).
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
                             const WallConfig& config, bool bench,
-                            const SwapSyncMaster* sync = nullptr);
+                            const SwapSyncMaster* sync = nullptr,
+                            const TickTiming* ticks = nullptr);
 
 // The plan printed once every tile rank is ready: the wall, the stream
 // settings, and per tile its rank, destination, NIC (NUMA node), send path

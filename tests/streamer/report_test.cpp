@@ -58,6 +58,22 @@ TEST(Report, JsonHasStreamsAndAggregate) {
   EXPECT_EQ(j["streams"][0]["ticks_seen_late"], 0);
 }
 
+TEST(Report, JsonSaysHowOnTimeTheCoordinatorSentItsTicks) {
+  const WallConfig c = DefaultWallConfig({2, 1});
+  const std::vector<StreamSummary> streams = {Summarize(Stats(0, 1000), c)};
+  TickTiming ticks;
+  ticks.sent = 100;
+  ticks.late = 2;
+  ticks.max_late_ns = 12'500'000;
+  ticks.max_broadcast_ns = 300'000;
+  const auto j = nlohmann::json::parse(FinalReportJson(2.0, streams, c, false, nullptr, &ticks));
+  EXPECT_EQ(j["ticks"]["sent"], 100);
+  EXPECT_EQ(j["ticks"]["sent_late"], 2);
+  EXPECT_DOUBLE_EQ(j["ticks"]["max_late_ms"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(j["ticks"]["max_broadcast_ms"].get<double>(), 0.3);
+  EXPECT_FALSE(nlohmann::json::parse(FinalReportJson(2.0, streams, c, true)).contains("ticks"));
+}
+
 TEST(Report, DeltaIsWhatWasCountedBetweenTwoReports) {
   TileStats before = Stats(2, 1000), now = Stats(2, 4000);
   now.frames = 50;
