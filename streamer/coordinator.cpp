@@ -27,6 +27,7 @@
 #include "streamer/report.h"
 #include "streamer/sdp_files.h"
 #include "streamer/thumbnail_board.h"
+#include "streamer/thumbnail_inbox.h"
 #include "streamer/wall_metrics.h"
 #include "streamer/wall_status.h"
 
@@ -226,7 +227,9 @@ class Coordinator {
       const uint64_t frame = playback_->Advance();
       if (!send) continue;  // paused: the frame is repeated at a low rate only
       const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
+      const int64_t sending = clock_.NowNs();
       Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step);
+      CountTick(sending - due, clock_.NowNs() - sending, interval);
       if (c_.sync.enabled)
         sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
     }
@@ -234,6 +237,13 @@ class Coordinator {
     const int64_t end = clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps);
     while (clock_.NowNs() < end) Wait(1'000'000);
     return true;
+  }
+
+  void CountTick(int64_t late_ns, int64_t broadcast_ns, int64_t interval) {
+    ++tick_timing_.sent;
+    tick_timing_.late += late_ns > interval / 4;
+    tick_timing_.max_late_ns = std::max(tick_timing_.max_late_ns, late_ns);
+    tick_timing_.max_broadcast_ns = std::max(tick_timing_.max_broadcast_ns, broadcast_ns);
   }
 
   WallStatusView StatusView() const {
@@ -331,24 +341,14 @@ class Coordinator {
 
   // Keeps each tile's newest thumbnail (streamer/thumbnail_board.h), if it
   // came from the tile's rank.
+  void AcceptThumbnail(int rank, std::span<const std::byte> message) {
+    ThumbnailHeader h;
+    if (message.size() < sizeof h) return;
+    std::memcpy(&h, message.data(), sizeof h);
+    if (h.tile < tiles_ && plan_.rank(h.tile) == rank) thumbnails_.Accept(message);
+  }
   void DrainThumbnails() {
-    MPI_Status st;
-    int waiting = 0, bytes = 0;
-    for (;;) {
-      MPI_Iprobe(MPI_ANY_SOURCE, kTagThumbnail, comm_.comm, &waiting, &st);
-      if (!waiting) return;
-      MPI_Get_count(&st, MPI_BYTE, &bytes);
-      // Never bigger from this build; a receive too small would abort the job.
-      const size_t size = static_cast<size_t>(std::max(bytes, 0));
-      if (size > thumbnail_in_.size()) thumbnail_in_.resize(size);
-      MPI_Recv(thumbnail_in_.data(), bytes, MPI_BYTE, st.MPI_SOURCE, kTagThumbnail, comm_.comm,
-               MPI_STATUS_IGNORE);
-      ThumbnailHeader h;
-      if (size < sizeof h) continue;
-      std::memcpy(&h, thumbnail_in_.data(), sizeof h);
-      if (h.tile < tiles_ && plan_.rank(h.tile) == st.MPI_SOURCE)
-        thumbnails_.Accept(std::span(thumbnail_in_.data(), size));
-    }
+    thumbnail_inbox_.Drain([this](int rank, auto message) { AcceptThumbnail(rank, message); });
   }
 
   // A tile silent for 1.5 s is dead: end the job, naming it. A tile that
@@ -415,7 +415,11 @@ class Coordinator {
       Drain();
       bool all = true;
       for (bool f : final_) all = all && f;
-      if (all) return;
+      if (all) {
+        // A tile sends its final report once its thumbnails are out.
+        thumbnail_inbox_.Finish([this](int rank, auto message) { AcceptThumbnail(rank, message); });
+        return;
+      }
       if (clock_.NowNs() > give_up) {
         for (uint32_t t = 0; t < tiles_; ++t)
           if (!final_[t])
@@ -439,7 +443,8 @@ class Coordinator {
     std::fflush(stdout);
     if (!options_.json_path.empty()) {
       std::ofstream out(options_.json_path);
-      out << FinalReportJson(seconds, streams, c_, options_.bench, synced ? &sync_ : nullptr);
+      out << FinalReportJson(seconds, streams, c_, options_.bench, synced ? &sync_ : nullptr,
+                             options_.bench ? nullptr : &tick_timing_);
       if (!out) spdlog::error("cannot write {}", options_.json_path);
     }
   }
@@ -469,6 +474,7 @@ class Coordinator {
   std::vector<int64_t> heard_ns_;
   int64_t last_check_ns_ = 0;  // StalledNs
   std::optional<DoorbellRinger> doorbells_;
+  TickTiming tick_timing_;
   uint64_t tick_messages_ = 0;      // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)
   std::vector<bool> final_;
@@ -478,7 +484,7 @@ class Coordinator {
   std::vector<SyncEvent> events_;
   std::unique_ptr<ControlServer> server_;
   ThumbnailBoard thumbnails_{c_.wall};
-  std::vector<std::byte> thumbnail_in_ = std::vector<std::byte>(kThumbnailMessageMaxBytes);
+  ThumbnailInbox thumbnail_inbox_{comm_.comm, kTagThumbnail, kThumbnailMessageMaxBytes};
   std::optional<Playback> playback_;  // play mode only
   ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
