@@ -57,6 +57,9 @@ if [ "$ranks" -gt 1 ] && [ ${#placement[@]} -eq 0 ]; then recovery=(--enable-rec
 mca=(--bind-to none --mca mpi_yield_when_idle 1)
 setsid mpirun -n "$ranks" --oversubscribe "${mca[@]}" "${placement[@]}" "${extra[@]}" "${recovery[@]}" "$streamer" "$@" > >(trap "" INT TERM; exec tee "$log") 2>&1 &
 mpirun_pid=$!
+# Kills every live process of mpirun's session (zombies are dead already;
+# this machine's init may never reap them); false if there was none.
+kill_session() { pkill -KILL -s "$mpirun_pid" -r R,S,D,T,t; }
 stop() { pkill -TERM -P "$mpirun_pid" 2>/dev/null; }
 trap stop INT TERM
 # The wall rank of mpirun's child PID into rank_of, from its environment: a
@@ -117,7 +120,9 @@ never_seen_rank() {
 # under load): 3 s after the abort, end its session. Nor always when a rank
 # dies: once seen in CI, not even the other ranks' last words came through.
 # So 15 s after a rank vanished with mpirun still there, end its session
-# too (ranks that end normally leave MPI_Finalize together).
+# too (ranks that end normally leave MPI_Finalize together). Its whole
+# session, not its process group: Open MPI gives each rank a group of its
+# own.
 # The wait forks nothing per turn: `read -t` on a pipe nobody writes to is a
 # sleep inside bash, and the log and mpirun's children are looked at once a
 # second (a `sleep` and a `grep` five times a second cost this VM about a
@@ -134,14 +139,25 @@ while kill -0 "$mpirun_pid" 2>/dev/null; do
     aborted_at=$SECONDS
   fi
   if [ "$aborted_at" -gt 0 ] && [ $((SECONDS - aborted_at)) -ge 3 ]; then
-    kill -KILL -- -"$mpirun_pid" 2>/dev/null
+    kill_session
   elif [ "$gone_at" -gt 0 ] && [ $((SECONDS - gone_at)) -ge 15 ]; then
     stuck=$gone
-    kill -KILL -- -"$mpirun_pid" 2>/dev/null
+    kill_session
   fi
 done
 wait "$mpirun_pid"
 rc=$?
+# Nothing of the job outlives this script (seen in CI: four live processes
+# of the job 200 ms after it exited). Open MPI kills the ranks when mpirun
+# dies (stopped ones too: a parent-death signal), but a killed process
+# lives until its exit is done, and what a rank started is no child of
+# mpirun. So whatever is
+# left in the session is killed and waited for, 5 s at most; normally
+# nothing is, and one pkill says so.
+for ((turn = 0; turn < 25; turn++)); do
+  kill_session || break
+  read -r -t 0.2 -u "$nap" _ || true
+done
 sleep 0.1  # let tee finish
 # mpirun names a dead process by its rank in its own job: for spawned tile
 # ranks (a "Child job") that is the tile index, one below the wall rank.
