@@ -14,7 +14,9 @@
 #          not summed over tiles), skew; over the steady middle of the run
 #          only, CPU-seconds per GB for the machine (/proc/stat) and for its
 #          processes (their own CPU time) vs udpceil's (measured before the
-#          wall and after it), cores and CPU-s/GB per side, and per tile
+#          wall and after it), cores and CPU-s/GB per side (the streamer vs
+#          udpceil's sender, the receivers vs its receiver at full rate and
+#          at the wall's rate, `--cap`, measured after the wall), and per tile
 #          frame the wake-ups (context switches) and system calls (perf's
 #          raw_syscalls tracepoint, as root) of senders and receivers.
 #          $WALL_RANKS: the streamer's MPI ranks (default: 1, spawning one
@@ -204,14 +206,24 @@ bench_wall() {
   nft delete table netdev tsbench 2>/dev/null || true
   [ -f "$out/wall-tx.json" ] || return 1
   local after; after=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
-  local ref_cpu ref_proc
+  # The raw path's receiver at the wall's own rate (--cap paces udpceil's
+  # send calls; its sender then busy-waits, so only its receiver is a
+  # reference): at full rate a receiver drains up to 64 messages a wake-up,
+  # at a paced wall's rate it cannot.
+  local rate paced
+  rate=$(python3 -c "import json; print(json.load(open('$out/wall-tx.json'))['aggregate']['mbps'] / 1000)")
+  paced=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" --cap "$rate" | grep RESULT)
+  local ref_cpu ref_tx ref_rx
   ref_cpu=$(python3 -c "print(($(field "$ref" sys_cpu_s/GB_rx) + $(field "$after" sys_cpu_s/GB_rx)) / 2)")
-  ref_proc=$(python3 -c "print(($(field "$ref" tx_cpu_s/GB) + $(field "$ref" rx_cpu_s/GB) +
-    $(field "$after" tx_cpu_s/GB) + $(field "$after" rx_cpu_s/GB)) / 2)")
-  python3 - "$out" "$ref_cpu" $usage "$disk_ref" "${WALL_LABEL:-wall}" "$ref_proc" <<'PY'
+  ref_tx=$(python3 -c "print(($(field "$ref" tx_cpu_s/GB) + $(field "$after" tx_cpu_s/GB)) / 2)")
+  ref_rx=$(python3 -c "print(($(field "$ref" rx_cpu_s/GB) + $(field "$after" rx_cpu_s/GB)) / 2)")
+  python3 - "$out" "$ref_cpu" $usage "$disk_ref" "${WALL_LABEL:-wall}" "$ref_tx" "$ref_rx" \
+    "$(field "$paced" rx_cpu_s/GB)" "$(field "$paced" rx_Gbps)" <<'PY'
 import json, os, sys, glob
 exec(os.environ["PYREC"])
-out, label, ref_proc = sys.argv[1], sys.argv[20], float(sys.argv[21])
+out, label = sys.argv[1], sys.argv[20]
+ref_tx, ref_rx, paced_rx, paced_rate = map(float, sys.argv[21:25])
+ref_proc = ref_tx + ref_rx
 ref_cpu, m0, m1, t0, t1, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
 tx = json.load(open(out + "/wall-tx.json"))
 rx = [json.load(open(f)) for f in sorted(glob.glob(out + "/wall-rx*.json"))]
@@ -293,11 +305,16 @@ def syscalls(side):  # perf's count over the window, or None
     except (OSError, ValueError, IndexError):
         return None
 calls_tx, calls_rx = syscalls("tx"), syscalls("rx")
-print("wall: per side: streamer %.3f CPU-s/GB, receivers %.3f CPU-s/GB; system calls per tile frame (perf, all of them): %s"
-      % ((s1c - s0c) / gb, (r1c - r0c) / gb,
+tx_gb, rx_gb = (s1c - s0c) / gb, (r1c - r0c) / gb
+print("wall: per side: streamer %.3f CPU-s/GB = %.2f x udpceil's sender (%.3f); receivers %.3f CPU-s/GB = %.2f x "
+      "udpceil's receiver at full rate (%.3f) and %.2f x at the wall's rate (%.3f, udpceil --cap %.2f); "
+      "system calls per tile frame (perf, all of them): %s"
+      % (tx_gb, tx_gb / ref_tx, ref_tx, rx_gb, rx_gb / ref_rx, ref_rx, rx_gb / paced_rx, paced_rx, paced_rate,
          "sender %.0f, receiver %.0f" % (calls_tx / frames, calls_rx / frames) if calls_tx and calls_rx else "not counted (needs root and perf)"))
 for k, v in (("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu), ("udpceil_cpu_s_per_gb", ref_cpu),
              ("proc_cpu_s_per_gb", proc_gb), ("proc_vs_udpceil", proc_gb / ref_proc),
+             ("tx_vs_udpceil", tx_gb / ref_tx), ("rx_vs_udpceil", rx_gb / ref_rx),
+             ("rx_vs_udpceil_at_rate", rx_gb / paced_rx),
              ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx),
              ("tx_syscalls_per_frame", (calls_tx or 0) / frames), ("rx_syscalls_per_frame", (calls_rx or 0) / frames)):
     rec(f + k, v)

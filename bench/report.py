@@ -105,9 +105,13 @@ def wall_cpu(r, k):
     whole = verdict(r[k + "lost"] == 0 and r[k + "skipped"] == 0)
     if k + "cpu_s_per_gb" not in r:
         return "udpceil: not measured", "not measured", "0 lost/skipped: %s; <= 1.5x: not measured" % whole
+    sides = ""
+    if k + "rx_vs_udpceil_at_rate" in r:
+        sides = ("; streamer %.2fx udpceil's sender, receivers %.2fx its receiver (%.2fx at the wall's rate)" %
+                 (r[k + "tx_vs_udpceil"], r[k + "rx_vs_udpceil"], r[k + "rx_vs_udpceil_at_rate"]))
     return ("udpceil %.3f CPU-s/GB" % r[k + "udpceil_cpu_s_per_gb"],
-            "%.2f CPU-s/GB = %.2fx; by the processes' own CPU time %.2fx" %
-            (r[k + "cpu_s_per_gb"], r[k + "cpu_vs_udpceil"], r[k + "proc_vs_udpceil"]),
+            "%.2f CPU-s/GB = %.2fx; by the processes' own CPU time %.2fx%s" %
+            (r[k + "cpu_s_per_gb"], r[k + "cpu_vs_udpceil"], r[k + "proc_vs_udpceil"], sides),
             "0 lost/skipped: %s; <= 1.5x: %s" % (whole, verdict(max(r[k + "cpu_vs_udpceil"], r[k + "proc_vs_udpceil"]) <= 1.5)))
 
 
