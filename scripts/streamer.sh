@@ -151,9 +151,8 @@ rc=$?
 # of the job 200 ms after it exited). Open MPI kills the ranks when mpirun
 # dies (stopped ones too: a parent-death signal), but a killed process
 # lives until its exit is done, and what a rank started is no child of
-# mpirun. So whatever is
-# left in the session is killed and waited for, 5 s at most; normally
-# nothing is, and one pkill says so.
+# mpirun. So whatever is left in the session is killed and waited for, 5 s
+# at most; normally nothing is, and one pkill says so.
 for ((turn = 0; turn < 25; turn++)); do
   kill_session || break
   read -r -t 0.2 -u "$nap" _ || true
