@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "common/base/clock.h"
-#include "common/base/realtime.h"
 #include "common/control/control_commands.h"
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
@@ -200,7 +199,6 @@ class Coordinator {
   // Commands change the state between ticks, so every tile sees a change at
   // the same tick.
   bool RunPlay() {
-    PromoteClock();
     const int64_t interval = static_cast<int64_t>(kSecond / c_.wall.fps);
     std::random_device random;
     const uint32_t timestamp_base = random();
@@ -239,15 +237,6 @@ class Coordinator {
     const int64_t end = clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps);
     while (clock_.NowNs() < end) Wait(1'000'000);
     return true;
-  }
-
-  // The frame clock at SCHED_FIFO (docs/decisions.md): on a busy server a
-  // tick that waits behind the tile ranks reaches every tile late. Only
-  // this thread; the control and HTTP threads are running already.
-  void PromoteClock() {
-    if (options_.clock_priority == 0) return;
-    if (const Status s = RunCallingThreadRealTime(options_.clock_priority); !s.ok())
-      spdlog::info("the frame clock runs at normal priority ({})", s.message());
   }
 
   void CountTick(int64_t late_ns, int64_t broadcast_ns, int64_t interval) {
