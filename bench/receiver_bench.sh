@@ -222,7 +222,8 @@ bench_wall() {
 import json, os, sys, glob
 exec(os.environ["PYREC"])
 out, label = sys.argv[1], sys.argv[20]
-ref_tx, ref_rx, paced_rx, paced_rate = map(float, sys.argv[21:25])
+ref_tx, ref_rx = float(sys.argv[21]), float(sys.argv[22])
+paced_rx, paced_rate = (float(a or 0) for a in sys.argv[23:25])  # 0: the capped udpceil run failed
 ref_proc = ref_tx + ref_rx
 ref_cpu, m0, m1, t0, t1, s0c, s0w, s0p, s1c, s1w, s1p, r0c, r0w, r0p, r1c, r1w, r1p = map(float, sys.argv[2:19])
 tx = json.load(open(out + "/wall-tx.json"))
@@ -306,15 +307,16 @@ def syscalls(side):  # perf's count over the window, or None
         return None
 calls_tx, calls_rx = syscalls("tx"), syscalls("rx")
 tx_gb, rx_gb = (s1c - s0c) / gb, (r1c - r0c) / gb
+at_rate = ("%.2f x at the wall's rate (%.3f, udpceil --cap %.2f)" % (rx_gb / paced_rx, paced_rx, paced_rate)
+           if paced_rx > 0 else "not measured at the wall's rate (udpceil --cap gave no result)")
 print("wall: per side: streamer %.3f CPU-s/GB = %.2f x udpceil's sender (%.3f); receivers %.3f CPU-s/GB = %.2f x "
-      "udpceil's receiver at full rate (%.3f) and %.2f x at the wall's rate (%.3f, udpceil --cap %.2f); "
-      "system calls per tile frame (perf, all of them): %s"
-      % (tx_gb, tx_gb / ref_tx, ref_tx, rx_gb, rx_gb / ref_rx, ref_rx, rx_gb / paced_rx, paced_rx, paced_rate,
+      "udpceil's receiver at full rate (%.3f) and %s; system calls per tile frame (perf, all of them): %s"
+      % (tx_gb, tx_gb / ref_tx, ref_tx, rx_gb, rx_gb / ref_rx, ref_rx, at_rate,
          "sender %.0f, receiver %.0f" % (calls_tx / frames, calls_rx / frames) if calls_tx and calls_rx else "not counted (needs root and perf)"))
 for k, v in (("cpu_s_per_gb", cpu_gb), ("cpu_vs_udpceil", cpu_gb / ref_cpu), ("udpceil_cpu_s_per_gb", ref_cpu),
              ("proc_cpu_s_per_gb", proc_gb), ("proc_vs_udpceil", proc_gb / ref_proc),
              ("tx_vs_udpceil", tx_gb / ref_tx), ("rx_vs_udpceil", rx_gb / ref_rx),
-             ("rx_vs_udpceil_at_rate", rx_gb / paced_rx),
+             *((("rx_vs_udpceil_at_rate", rx_gb / paced_rx),) if paced_rx > 0 else ()),
              ("tx_wakeups_per_frame", sw_tx), ("rx_wakeups_per_frame", sw_rx),
              ("tx_syscalls_per_frame", (calls_tx or 0) / frames), ("rx_syscalls_per_frame", (calls_rx or 0) / frames)):
     rec(f + k, v)
