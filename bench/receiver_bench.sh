@@ -253,8 +253,11 @@ print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d
          s["skew_max_ms"]))
 if "ticks" in tx:
     k = tx["ticks"]
+    clock = ("SCHED_FIFO, %d windows of 100 ms over its 5-ms budget" % k.get("windows_over_budget", 0)
+             if k.get("real_time") else "normal priority")
     print("wall: the coordinator sent %d of %d ticks over a quarter interval late (latest %.2f ms after due; "
-          "longest broadcast %.2f ms)" % (k["sent_late"], k["sent"], k["max_late_ms"], k["max_broadcast_ms"]))
+          "longest broadcast %.2f ms; clock at %s)"
+          % (k["sent_late"], k["sent"], k["max_late_ms"], k["max_broadcast_ms"], clock))
 st = tx["streams"]
 st_bytes = max(1, sum(x["bytes"] for x in st))
 again = sum(x.get("retransmitted_bytes", 0) for x in st)

@@ -48,13 +48,17 @@ size_t ControlServer::synced_nodes() const {
 }
 
 void ControlServer::Poll(int64_t timeout_ns) {
-  std::vector<pollfd> fds;
-  fds.reserve(clients_.size() + watched_.size() + 1);
-  for (const auto& [fd, unused] : watched_) fds.push_back({fd, POLLIN, 0});
-  fds.push_back({listener_.get(), POLLIN, 0});
+  WaitForInput(timeout_ns);
+  Serve();
+}
+
+void ControlServer::WaitForInput(int64_t timeout_ns) {
+  fds_.clear();
+  for (const auto& [fd, unused] : watched_) fds_.push_back({fd, POLLIN, 0});
+  fds_.push_back({listener_.get(), POLLIN, 0});
   for (const auto& c : clients_)
-    fds.push_back({c->channel.fd(),
-                   static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
+    fds_.push_back({c->channel.fd(),
+                    static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
   // Not at all while lines from the last call are still waiting; else to
   // the nanosecond (ppoll), so that a tick waited for here is not late.
   bool backlog = false;
@@ -62,15 +66,20 @@ void ControlServer::Poll(int64_t timeout_ns) {
   const int64_t wait_ns = backlog ? 0 : std::max<int64_t>(0, timeout_ns);
   const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000),
                          static_cast<long>(wait_ns % 1'000'000'000)};
-  const int ready = ppoll(fds.data(), fds.size(), &timeout, nullptr);
+  ready_ = ppoll(fds_.data(), fds_.size(), &timeout, nullptr);
+}
+
+void ControlServer::Serve() {
+  const int ready = ready_;
+  ready_ = 0;
   const size_t first = watched_.size() + 1;  // the first client's
   for (size_t i = 0; ready > 0 && i < watched_.size(); ++i)
-    if (fds[i].revents & POLLIN) watched_[i].second();
-  if (ready > 0 && (fds[first - 1].revents & POLLIN)) Accept();
-  for (size_t i = first; ready > 0 && i < fds.size(); ++i) {
+    if (fds_[i].revents & POLLIN) watched_[i].second();
+  if (ready > 0 && (fds_[first - 1].revents & POLLIN)) Accept();
+  for (size_t i = first; ready > 0 && i < fds_.size(); ++i) {
     Client& c = *clients_[i - first];
-    if (fds[i].revents & POLLOUT) c.channel.Flush();
-    if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (fds_[i].revents & POLLOUT) c.channel.Flush();
+    if (!(fds_[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();
     c.last_input_ns = MonotonicNs();
   }

@@ -13,6 +13,8 @@
 // Not thread-safe.
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +42,9 @@ class ControlServer {
 
   // Waits until input arrives or timeout_ns passed, and handles it.
   void Poll(int64_t timeout_ns);
+  // Poll in two: the wait, then the handling, which must follow it.
+  void WaitForInput(int64_t timeout_ns);
+  void Serve();
   // Poll also wakes when `fd` is readable, and then calls on_readable (the
   // HTTP side's mailbox, streamer/http_api.h).
   void Watch(int fd, std::function<void()> on_readable) {
@@ -81,6 +86,8 @@ class ControlServer {
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<ReceiverTileStats> receiver_stats_;
   std::vector<std::pair<int, std::function<void()>>> watched_;
+  std::vector<pollfd> fds_;  // WaitForInput's, for Serve
+  int ready_ = 0;            // ppoll's answer
 };
 
 }  // namespace tilestream

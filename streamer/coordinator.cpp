@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/base/clock.h"
+#include "common/base/realtime.h"
 #include "common/control/control_commands.h"
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
@@ -108,6 +109,7 @@ class Coordinator {
     start_ns_ = clock_.NowNs();
     for (int64_t& h : heard_ns_) h = start_ns_;
     const bool ok = options_.bench ? RunBench() : RunPlay();
+    LowerClock();
     Broadcast(TickCommand::kStop, 0, 0);
     CollectFinal();
     PrintFinal();
@@ -199,6 +201,7 @@ class Coordinator {
   // Commands change the state between ticks, so every tile sees a change at
   // the same tick.
   bool RunPlay() {
+    RaiseClock();
     const int64_t interval = static_cast<int64_t>(kSecond / c_.wall.fps);
     std::random_device random;
     const uint32_t timestamp_base = random();
@@ -237,6 +240,25 @@ class Coordinator {
     const int64_t end = clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps);
     while (clock_.NowNs() < end) Wait(1'000'000);
     return true;
+  }
+
+  // The frame clock at SCHED_FIFO, within a budget (common/base/realtime.h,
+  // docs/decisions.md): on a busy server a tick that waits behind the tile
+  // ranks reaches every tile late. Only this thread; the HTTP side's
+  // threads are running already.
+  void RaiseClock() {
+    if (options_.clock_priority == 0) return;
+    clock_priority_.emplace(options_.clock_priority, clock_.NowNs());
+    tick_timing_.real_time = clock_priority_->real_time();
+    if (!clock_priority_->status().ok()) {
+      spdlog::info("the frame clock runs at normal priority ({})",
+                   clock_priority_->status().message());
+      clock_priority_.reset();
+    }
+  }
+  void LowerClock() {
+    if (clock_priority_) tick_timing_.windows_over_budget = clock_priority_->windows_over_budget();
+    clock_priority_.reset();
   }
 
   void CountTick(int64_t late_ns, int64_t broadcast_ns, int64_t interval) {
@@ -452,7 +474,10 @@ class Coordinator {
   // Serves the control listener for up to ns, then sends the sync decisions
   // now due.
   void Wait(int64_t ns) {
-    server_->Poll(ns);
+    if (clock_priority_) clock_priority_->Sleeping(clock_.NowNs());
+    server_->WaitForInput(ns);
+    if (clock_priority_) clock_priority_->Woke(clock_.NowNs());
+    server_->Serve();
     events_.clear();
     sync_.Decide(clock_.NowNs(), &events_);
     server_->SendSync(events_);
@@ -475,7 +500,8 @@ class Coordinator {
   int64_t last_check_ns_ = 0;  // StalledNs
   std::optional<DoorbellRinger> doorbells_;
   TickTiming tick_timing_;
-  uint64_t tick_messages_ = 0;      // Broadcast's count: each message's sequence
+  std::optional<RealTimeBudget> clock_priority_;  // playing, where permitted
+  uint64_t tick_messages_ = 0;                    // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)
   std::vector<bool> final_;
   const RankPlan plan_;

@@ -174,7 +174,9 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
     j["ticks"] = {{"sent", ticks->sent},
                   {"sent_late", ticks->late},
                   {"max_late_ms", ticks->max_late_ns / 1e6},
-                  {"max_broadcast_ms", ticks->max_broadcast_ns / 1e6}};
+                  {"max_broadcast_ms", ticks->max_broadcast_ns / 1e6},
+                  {"real_time", ticks->real_time},
+                  {"windows_over_budget", ticks->windows_over_budget}};
   return JsonText(j, 2) + "\n";
 }
 

@@ -51,6 +51,8 @@ struct TickTiming {
   uint64_t sent = 0, late = 0;
   int64_t max_late_ns = 0;       // due to the start of its broadcast
   int64_t max_broadcast_ns = 0;  // one tick's ring and sends to every rank
+  bool real_time = false;        // the clock ran at SCHED_FIFO (common/base/realtime.h)
+  uint64_t windows_over_budget = 0;
 };
 
 // `sync`: the swap sync's results, or null when it did not run; `ticks`:

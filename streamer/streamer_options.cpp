@@ -41,6 +41,10 @@ void AddRunFlags(CLI::App* app, StreamerOptions* o) {
                   "Stop after this many seconds (default: run until stopped)");
   app->add_option("--ring-frames", o->ring_frames, "Read-ahead buffers per tile (>= 3)")
       ->check(CLI::Range(3, 64));
+  app->add_option("--clock-priority", o->clock_priority,
+                  "SCHED_FIFO priority of the coordinator's frame clock where permitted (root or "
+                  "CAP_SYS_NICE), within 5 ms of work per 100 ms; 0: normal priority")
+      ->check(CLI::Range(0, 99));
   app->add_flag("--bench", o->bench,
                 "Benchmark mode: tiles send as fast as allowed, throughput only");
   app->add_flag(

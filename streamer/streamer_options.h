@@ -32,6 +32,7 @@ struct StreamerOptions {
   double rate_gbps = 0;         // bench, paced: per stream; 0 = the wall's fps
   std::string json_path;
   uint32_t ring_frames = 4;
+  int clock_priority = 10;  // SCHED_FIFO priority of the frame clock; 0: none
   bool quiet = false;
   std::string log_level = "info";  // common/base/log.h
 };

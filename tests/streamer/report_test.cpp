@@ -66,11 +66,15 @@ TEST(Report, JsonSaysHowOnTimeTheCoordinatorSentItsTicks) {
   ticks.late = 2;
   ticks.max_late_ns = 12'500'000;
   ticks.max_broadcast_ns = 300'000;
+  ticks.real_time = true;
+  ticks.windows_over_budget = 3;
   const auto j = nlohmann::json::parse(FinalReportJson(2.0, streams, c, false, nullptr, &ticks));
   EXPECT_EQ(j["ticks"]["sent"], 100);
   EXPECT_EQ(j["ticks"]["sent_late"], 2);
   EXPECT_DOUBLE_EQ(j["ticks"]["max_late_ms"].get<double>(), 12.5);
   EXPECT_DOUBLE_EQ(j["ticks"]["max_broadcast_ms"].get<double>(), 0.3);
+  EXPECT_EQ(j["ticks"]["real_time"], true);
+  EXPECT_EQ(j["ticks"]["windows_over_budget"], 3);
   EXPECT_FALSE(nlohmann::json::parse(FinalReportJson(2.0, streams, c, true)).contains("ticks"));
 }
 

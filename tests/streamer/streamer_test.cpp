@@ -5,6 +5,7 @@
 // timestamp on every tile for the same tick.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -640,6 +641,42 @@ TEST_F(StreamerTest, APausedWallsRanksSleepInsteadOfPollingForTheNextTick) {
       EXPECT_LT(per_second, 100) << "process " << ranks[i] << " of the paused wall";
     }
   });
+}
+
+// The scheduling policy of each thread of a process, the main one first.
+std::vector<int> ThreadPolicies(int pid) {
+  std::vector<int> policies{sched_getscheduler(pid)};
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
+    if (const int tid = std::stoi(e.path().filename()); tid != pid)
+      policies.push_back(sched_getscheduler(tid));
+  return policies;
+}
+
+// The coordinator's frame clock runs at SCHED_FIFO where that is permitted
+// (root, here), so that on a busy server its ticks do not wait behind the
+// tile ranks; nothing else does: not its other threads, not a tile rank.
+// Its final report says so.
+TEST_F(StreamerTest, OnlyTheFrameClockRunsRealTime) {
+  if (geteuid() != 0) GTEST_SKIP() << "SCHED_FIFO needs root or CAP_SYS_NICE";
+  auto captures = StartCaptures();
+  const std::string config = dir_ / "wall.toml";
+  const std::string json = dir_ / "final.json";
+  StopsWithAFinalReport(
+      Launcher("-n 5 --json " + json, captures), SIGINT, true, captures, dir_ / "run.txt", [&] {
+        const std::vector<int> ranks = RanksWith(config);
+        ASSERT_EQ(ranks.size(), 5u) << "the coordinator and 4 tile ranks";
+        for (int pid : ranks) {
+          const std::vector<int> policies = ThreadPolicies(pid);
+          const bool coordinator = RankOf(pid) == 0;
+          EXPECT_EQ(policies[0], coordinator ? SCHED_FIFO : SCHED_OTHER) << "rank " << RankOf(pid);
+          EXPECT_EQ(std::count(policies.begin() + 1, policies.end(), SCHED_OTHER),
+                    policies.size() - 1)
+              << "another thread of rank " << RankOf(pid) << " runs real-time";
+        }
+      });
+  const auto report = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_TRUE(report["ticks"]["real_time"].get<bool>()) << report.dump();
 }
 
 // A firewall that drops the doorbell's rings (UDP of 8 bytes, as nftables
