@@ -266,6 +266,8 @@ print("wall: retransmission: %d NACKs, %.3f%% of the bytes sent again (%d packet
       % (sum(x.get("nacks", 0) for x in st), 100.0 * again / st_bytes, sum(x.get("retransmitted", 0) for x in st),
          sum(x.get("refused_cap", 0) for x in st), sum(t.get("recovered", 0) for t in tiles),
          sum(t.get("unrecoverable", 0) for t in tiles), sum(t.get("frames_repaired", 0) for t in tiles)))
+print("wall: receivers over two frames behind caught up %d times, throwing away %.1f MB unread"
+      % (sum(t.get("catch_ups", 0) for t in tiles), sum(t.get("discarded_bytes", 0) for t in tiles) / 1e6))
 f = "%s.%g." % (label, fps)
 rec(f + "resent_share", again / st_bytes)
 for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),

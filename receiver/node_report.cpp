@@ -72,6 +72,8 @@ nlohmann::json FinalTileJson(const std::string& name, double seconds, const Tile
                       {"placed", st.placement.placed},
                       {"datagrams", st.socket.datagrams},
                       {"kernel_drops", st.socket.kernel_drops},
+                      {"catch_ups", st.socket.catch_ups},
+                      {"discarded_bytes", st.socket.discarded_bytes},
                       {"receive_syscalls", st.socket.syscalls},
                       {"gathered_bytes", st.placement.gathered},
                       {"nacks", st.loss.nacks},

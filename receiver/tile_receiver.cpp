@@ -143,12 +143,27 @@ void TileReceiver::AskForLost() {
   }
 }
 
+// A tile far behind (docs/decisions.md, "A receiver far behind catches
+// up"): what waits is late already, and copying it keeps the tile behind.
+// Looked at only after a full batch, when more was waiting.
+void TileReceiver::CatchUp() {
+  if (socket_.last_count() < static_cast<int>(socket_.batch())) return;
+  // At least this much waits (udp_socket.h: the count runs up to half the
+  // granted buffer ahead).
+  const size_t queued = socket_.QueuedBytes(), late = socket_.granted_receive_buffer() / 2;
+  const size_t behind = queued > late ? queued - late : 0;
+  const size_t frame = options_.assembler.tile.frame_bytes();
+  if (behind > std::max(kBehindFrames * frame, kBehindFloorBytes))
+    socket_.Discard(behind - frame / 4);
+}
+
 void TileReceiver::Loop() {
   auto next_publish = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
     if (assembler_.loss()) PrepareWait(MonotonicNs());
     error_ = placement_ ? ReceivePlaced() : Receive();
     if (!error_.ok()) break;  // said once, by whoever reads the stats
+    CatchUp();
     if (assembler_.loss()) AskForLost();
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {

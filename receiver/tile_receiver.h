@@ -69,6 +69,10 @@ class TileReceiver {
  private:
   TileReceiver(TileReceiverOptions o, UdpReceiver s);
   void Loop();
+  // With more queued than kBehindFrames frames (and kBehindFloorBytes),
+  // the socket's queue is thrown away down to a quarter frame.
+  static constexpr size_t kBehindFrames = 2, kBehindFloorBytes = size_t{32} << 20;
+  void CatchUp();
   // One batch: every packet copied into the frame, or pixels received in
   // place where they can be. Not ok: a hard error, the thread ends.
   IoStatus Receive();

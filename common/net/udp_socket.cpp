@@ -362,6 +362,7 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
     h.msg_name = &r.addresses_[m];
     h.msg_control = r.control_.data() + size_t{m} * kControlSize;
   }
+  r.discards_.resize(batch);
   return r;
 }
 
@@ -411,6 +412,29 @@ void UdpReceiver::UpdateKernelDrops() {
   if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) == 0 &&
       len > SK_MEMINFO_DROPS * sizeof(uint32_t))
     stats_.kernel_drops = meminfo[SK_MEMINFO_DROPS];
+}
+
+size_t UdpReceiver::QueuedBytes() const {
+  uint32_t meminfo[SK_MEMINFO_VARS] = {};
+  socklen_t len = sizeof meminfo;
+  if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) != 0 ||
+      len <= SK_MEMINFO_RMEM_ALLOC * sizeof(uint32_t))
+    return 0;
+  return meminfo[SK_MEMINFO_RMEM_ALLOC];
+}
+
+void UdpReceiver::Discard(size_t bytes) {
+  ++stats_.catch_ups;
+  const uint64_t goal = stats_.discarded_bytes + bytes;
+  while (stats_.discarded_bytes < goal) {
+    for (mmsghdr& m : discards_) m = {};
+    ++stats_.syscalls;
+    const int n =
+        calls_.recvmmsg(fd_.get(), discards_.data(), static_cast<unsigned>(discards_.size()),
+                        MSG_DONTWAIT | MSG_TRUNC, nullptr);
+    if (n <= 0) return;
+    for (int m = 0; m < n; ++m) stats_.discarded_bytes += discards_[m].msg_len;
+  }
 }
 
 }  // namespace tilestream

@@ -187,6 +187,10 @@ struct ReceiveStats {
   // a GSO message of many datagrams counts once.
   uint64_t kernel_drops = 0;
   uint64_t feedback_errors = 0;  // SendTo failures
+  // Discard: the times a receiver far behind threw away what was queued,
+  // and the bytes (as datagrams carry them) it threw away unread.
+  uint64_t catch_ups = 0;
+  uint64_t discarded_bytes = 0;
 };
 
 class UdpReceiver {
@@ -249,6 +253,17 @@ class UdpReceiver {
   // Reads the socket's drop count into stats().kernel_drops (one syscall,
   // SO_MEMINFO: call it when reporting, not per batch).
   void UpdateKernelDrops();
+  // What waits in the socket's receive queue, as the kernel charges it
+  // against the buffer (SO_MEMINFO's rmem_alloc: payload and overhead).
+  // While a reader keeps up with a busy socket UDP gives memory back in
+  // lumps, so this can overstate the queue by up to half of
+  // granted_receive_buffer(). One system call.
+  size_t QueuedBytes() const;
+  // Catching up: receives and throws away, oldest first and without
+  // copying them (MSG_TRUNC into empty buffers), about `bytes` of what
+  // waits (a batch more at most; less if the queue empties). Never
+  // blocks; counted in stats() (catch_ups, discarded_bytes).
+  void Discard(size_t bytes);
 
  private:
   static constexpr size_t kControlSize = 64;
@@ -268,6 +283,7 @@ class UdpReceiver {
   std::vector<mmsghdr> mmsgs_;
   std::vector<sockaddr_storage> addresses_;
   std::vector<uint16_t> segment_size_;
+  std::vector<mmsghdr> discards_;  // Discard's: no buffers at all
 };
 
 }  // namespace tilestream

@@ -2,7 +2,10 @@
 // enough to fit default socket buffers, bounded in time.
 #include "common/net/udp_socket.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -273,6 +276,64 @@ TEST(UdpSocket, AHardReceiveErrorIsReturnedNotHidden) {
   EXPECT_EQ(b.messages, 0);
   EXPECT_EQ(b.status.error, EBADF);
   EXPECT_EQ(b.status.message(), std::strerror(EBADF));
+}
+
+// Sends `count` datagrams of 4,000 bytes to the receiver, each starting
+// with its index, and waits (bounded) until all are queued.
+void Queue(UdpReceiver& r, uint32_t count) {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(r.port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<std::byte> d(4000, std::byte{0x5a});
+  for (uint32_t i = 0; i < count; ++i) {
+    std::memcpy(d.data(), &i, sizeof i);
+    ASSERT_EQ(sendto(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+              static_cast<ssize_t>(d.size()));
+  }
+  close(fd);
+  size_t last = 0;
+  for (int i = 0; i < 500 && (r.QueuedBytes() == 0 || r.QueuedBytes() != last); ++i) {
+    last = r.QueuedBytes();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+// A receiver far behind throws away the oldest of its queue, unread, about
+// as much as it is told; what is left arrives whole and in order.
+TEST(UdpReceiverTest, DiscardThrowsAwayTheOldestUntilKeepIsLeft) {
+  UdpReceiver r = OpenReceiver(/*gro=*/false);
+  Queue(r, 100);
+  const size_t queued = r.QueuedBytes();
+  ASSERT_GT(queued, 100u * 4000) << "the kernel charges more than the payload";
+  r.Discard(40 * 4000);
+  const uint64_t thrown = r.stats().discarded_bytes / 4000;
+  EXPECT_EQ(r.stats().discarded_bytes % 4000, 0u);
+  EXPECT_GE(thrown, 40u);
+  EXPECT_LT(thrown, 40u + r.batch()) << "a batch more at most";
+  EXPECT_EQ(r.stats().catch_ups, 1u);
+  EXPECT_EQ(r.stats().datagrams, 0u) << "nothing thrown away was handed on";
+  const auto rest = Drain(r, 100 - thrown);
+  ASSERT_EQ(rest.size(), 100 - thrown);
+  for (size_t k = 0; k < rest.size(); ++k) {
+    uint32_t index = 0;
+    std::memcpy(&index, rest[k].data(), sizeof index);
+    EXPECT_EQ(index, thrown + k);
+    EXPECT_EQ(rest[k].size(), 4000u);
+  }
+}
+
+TEST(UdpReceiverTest, DiscardToNothingLeavesTheSocketReceivingAsBefore) {
+  UdpReceiver r = OpenReceiver();
+  Queue(r, 20);
+  r.Discard(size_t{1} << 30);  // more than waits: it stops when the queue is empty
+  EXPECT_EQ(r.QueuedBytes(), 0u);
+  EXPECT_EQ(r.stats().discarded_bytes, 20u * 4000);
+  Queue(r, 1);
+  const auto got = Drain(r, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].size(), 4000u);
 }
 
 }  // namespace
