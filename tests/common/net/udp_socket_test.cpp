@@ -302,7 +302,7 @@ void Queue(UdpReceiver& r, uint32_t count) {
 
 // A receiver far behind throws away the oldest of its queue, unread, about
 // as much as it is told; what is left arrives whole and in order.
-TEST(UdpReceiverTest, DiscardThrowsAwayTheOldestUntilKeepIsLeft) {
+TEST(UdpReceiverTest, DiscardThrowsAwayTheOldestAboutAsMuchAsAsked) {
   UdpReceiver r = OpenReceiver(/*gro=*/false);
   Queue(r, 100);
   const size_t queued = r.QueuedBytes();
