@@ -74,8 +74,9 @@ def rows(r):
         if "receive.%d" % n in r and "receive.ceiling" in r:
             got, target = r["receive.%d" % n], 0.90 if n == 1 else 0.85
             ratio = got / r["receive.ceiling"]
-            out.append(("receive, %d stream%s into one receiver, %.0f%% placed, %d lost" %
-                        (n, "s" if n > 1 else "", 100 * r.get("receive.%d.placed" % n, 0), r["receive.%d.lost" % n]),
+            out.append(("receive, %d stream%s into one receiver, %.0f%% placed, %d lost, %.1f Gbit/s thrown away "
+                        "catching up" % (n, "s" if n > 1 else "", 100 * r.get("receive.%d.placed" % n, 0),
+                                         r["receive.%d.lost" % n], r.get("receive.%d.thrown" % n, 0)),
                         "%.1f Gbit/s" % got, "udpceil GRO rx %.1f Gbit/s; iperf3 %.1f" % (r["receive.ceiling"], r["receive.iperf3"]),
                         "%.2fx; %.1fx iperf3" % (ratio, got / r["receive.iperf3"]),
                         ">= %.2f: %s; >= 2.5x iperf3: %s" % (target, verdict(ratio >= target), verdict(got / r["receive.iperf3"] >= 2.5))))

@@ -406,22 +406,21 @@ BatchResult UdpReceiver::ReceiveBatch() {
   return {n, {}};
 }
 
-void UdpReceiver::UpdateKernelDrops() {
-  uint32_t meminfo[SK_MEMINFO_VARS] = {};
-  socklen_t len = sizeof meminfo;
-  if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) == 0 &&
-      len > SK_MEMINFO_DROPS * sizeof(uint32_t))
-    stats_.kernel_drops = meminfo[SK_MEMINFO_DROPS];
-}
-
-size_t UdpReceiver::QueuedBytes() const {
+uint32_t UdpReceiver::MemInfo(int field) const {
   uint32_t meminfo[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof meminfo;
   if (getsockopt(fd_.get(), SOL_SOCKET, SO_MEMINFO, meminfo, &len) != 0 ||
-      len <= SK_MEMINFO_RMEM_ALLOC * sizeof(uint32_t))
+      len <= static_cast<socklen_t>(field * sizeof(uint32_t)))
     return 0;
-  return meminfo[SK_MEMINFO_RMEM_ALLOC];
+  return meminfo[field];
 }
+
+void UdpReceiver::UpdateKernelDrops() {
+  // The kernel's count only grows; 0 also when it cannot be read.
+  stats_.kernel_drops = std::max<uint64_t>(stats_.kernel_drops, MemInfo(SK_MEMINFO_DROPS));
+}
+
+size_t UdpReceiver::QueuedBytes() const { return MemInfo(SK_MEMINFO_RMEM_ALLOC); }
 
 void UdpReceiver::Discard(size_t bytes) {
   ++stats_.catch_ups;

@@ -268,6 +268,8 @@ class UdpReceiver {
  private:
   static constexpr size_t kControlSize = 64;
   UdpReceiver() = default;
+  // One SK_MEMINFO_* field of the socket (SO_MEMINFO); 0 if unreadable.
+  uint32_t MemInfo(int field) const;
 
   UniqueFd fd_;
   SocketCalls calls_;

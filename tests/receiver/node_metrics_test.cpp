@@ -17,6 +17,7 @@ NodeMetricsView TwoTiles() {
   v.tiles.resize(2);
   v.tiles[1].socket.bytes = 9000;
   v.tiles[1].socket.kernel_drops = 3;
+  v.tiles[1].socket.catch_ups = 6;
   v.tiles[1].assembler.lost = 4;
   v.tiles[1].assembler.frames_complete = 30;
   v.tiles[1].assembler.malformed[static_cast<size_t>(ParseError::kBadVersion)] = 2;
@@ -34,6 +35,8 @@ TEST(NodeMetrics, PerTileCountersMalformedByReasonAndTheNode) {
       HasSubstr("tilestream_receiver_received_bytes_total{tile=\"r1c0\",node=\"left\"} 9000\n"));
   EXPECT_THAT(text,
               HasSubstr("tilestream_receiver_kernel_drops_total{tile=\"r1c0\",node=\"left\"} 3\n"));
+  EXPECT_THAT(text,
+              HasSubstr("tilestream_receiver_catch_ups_total{tile=\"r1c0\",node=\"left\"} 6\n"));
   EXPECT_THAT(text,
               HasSubstr("tilestream_receiver_lost_packets_total{tile=\"r1c0\",node=\"left\"} 4\n"));
   EXPECT_THAT(
