@@ -62,7 +62,7 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
 
   const int64_t start = MonotonicNs();
   const auto elapsed_s = [start] { return (MonotonicNs() - start) / 1e9; };
-  Presenter presenter(&parts, o.overlay);
+  Presenter presenter(&parts, o.overlay, o.sync_priority);
   SecondReporter reporter(c, &parts, o.quiet);
   int64_t next_second = start + kNsPerSecond;
   while (!stop->load() && (o.duration_s <= 0 || elapsed_s() < o.duration_s)) {

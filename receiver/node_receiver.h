@@ -23,6 +23,7 @@ struct NodeReceiverOptions {
   bool placement = true;       // receive our streamer's pixels straight into the frame
   bool retransmission = true;  // ask for lost packets again where the config has it on
   bool sync = true;            // take part in the config's swap sync
+  int sync_priority = 10;      // SCHED_FIFO priority of the presenter with sync; 0: none
   bool quiet = false;
   NodeDisplayOptions display{DisplayMode::kHeadless};
   bool overlay = false;    // start with the overlay shown

@@ -161,8 +161,11 @@ std::string FinalNodeText(const NodeFinal& f) {
   if (f.sync)
     text += fmt::format(
         "swap sync: {} ticks presented, {} partial, {} skipped, {} tile frames released but "
-        "missing here\n",
-        f.sync->presented, f.sync->partial, f.sync->skipped, f.sync->missing);
+        "missing here; acted on at {}\n",
+        f.sync->presented, f.sync->partial, f.sync->skipped, f.sync->missing,
+        f.sync->real_time ? fmt::format("SCHED_FIFO ({} windows of 100 ms over its 5-ms budget)",
+                                        f.sync->windows_over_budget)
+                          : std::string("normal priority"));
   for (size_t i = 0; i < f.tiles.size(); ++i)
     text += FinalTileText(f.tile_names[i], f.seconds, f.tiles[i]);
   return text;
@@ -175,10 +178,10 @@ nlohmann::json FinalNodeJson(const NodeFinal& f) {
   if (f.window_updates) j["window_updates"] = *f.window_updates;
   j["tiles"] = nlohmann::json::array();
   if (f.sync)
-    j["sync"] = {{"presented", f.sync->presented},
-                 {"partial", f.sync->partial},
-                 {"skipped", f.sync->skipped},
-                 {"missing", f.sync->missing}};
+    j["sync"] = {
+        {"presented", f.sync->presented}, {"partial", f.sync->partial},
+        {"skipped", f.sync->skipped},     {"missing", f.sync->missing},
+        {"real_time", f.sync->real_time}, {"windows_over_budget", f.sync->windows_over_budget}};
   for (size_t i = 0; i < f.tiles.size(); ++i)
     j["tiles"].push_back(FinalTileJson(f.tile_names[i], f.seconds, f.tiles[i]));
   return j;

@@ -1,5 +1,7 @@
 #include "receiver/presenter.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <thread>
 
@@ -14,19 +16,30 @@ constexpr int64_t kRepaintNs = 100 * kNsPerMs;
 
 }  // namespace
 
-Presenter::Presenter(NodeParts* parts, bool overlay)
+Presenter::Presenter(NodeParts* parts, bool overlay, int sync_priority)
     : p_(*parts),
       overlay_(overlay),
       overlay_text_(parts->tiles.size()),
       got_(parts->tiles.size()),
-      last_draw_ns_(MonotonicNs()) {}
+      last_draw_ns_(MonotonicNs()) {
+  if (p_.sync && sync_priority > 0) RaisePriority(sync_priority);
+}
+
+void Presenter::RaisePriority(int priority) {
+  priority_.emplace(priority, MonotonicNs());
+  counts_.real_time = priority_->real_time();
+  if (counts_.real_time) return;
+  spdlog::info("the swap sync's decisions are acted on at normal priority ({})",
+               priority_->status().message());
+  priority_.reset();
+}
 
 bool Presenter::Turn() {
   if (p_.sync) {
     events_.clear();
     // Headless, nothing but the sync's lines needs the loop: wake for them
     // (or stop, within 100 ms), not 200 times a second.
-    p_.sync->Poll(p_.display ? 2 : 100, &events_);
+    WaitForSync(p_.display ? 2 : 100);
     for (const SyncEvent& e : events_) Present(e);
   }
   if (p_.display && !HandleWindowEvents()) return false;
@@ -44,6 +57,17 @@ bool Presenter::Turn() {
 void Presenter::SetOverlayText(size_t k, std::string text) {
   overlay_text_[k] = std::move(text);
   if (p_.display && overlay_) p_.display->SetOverlay(k, overlay_text_[k]);
+}
+
+// The wait, apart from the work, for the budget of real-time work.
+void Presenter::WaitForSync(int timeout_ms) {
+  if (priority_) priority_->Sleeping(MonotonicNs());
+  const bool ready = p_.sync->WaitForInput(timeout_ms);
+  if (priority_) {
+    priority_->Woke(MonotonicNs());
+    counts_.windows_over_budget = priority_->windows_over_budget();
+  }
+  if (ready) p_.sync->Read(&events_);
 }
 
 // Shows the released tick on every tile of the node at once, and says when.

@@ -3,12 +3,20 @@
 // without it, shows each tile's newest frame as it comes. Handles the
 // window's keys (the overlay, commands to the coordinator, quit). Runs on
 // the thread that owns the windows (SDL and OpenGL stay there).
+//
+// With swap sync that thread runs at SCHED_FIFO within a budget where
+// permitted (common/base/realtime.h): every node acts on a release the
+// moment it arrives instead of after its busy network threads' turn, which
+// is what the wall's skew is made of (docs/decisions.md, "Display nodes act
+// on the sync at real-time priority").
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/base/realtime.h"
 #include "common/control/swap_sync.h"
 #include "receiver/node_setup.h"
 
@@ -19,12 +27,16 @@ struct PresentCounts {
   uint64_t missing = 0;  // tile frames released but not here
   uint64_t window_updates = 0;
   uint64_t last_tick = 0;
+  bool real_time = false;            // the presenter ran at SCHED_FIFO
+  uint64_t windows_over_budget = 0;  // 100-ms windows it served at normal priority
   uint64_t shown_ticks() const { return presented + partial; }
 };
 
 class Presenter {
  public:
-  Presenter(NodeParts* parts, bool overlay);
+  // sync_priority: the SCHED_FIFO priority with swap sync (0: none).
+  // Threads started after this inherit it: start them first.
+  Presenter(NodeParts* parts, bool overlay, int sync_priority);
 
   // One turn: the sync's lines, the window's events, drawing; waits a
   // little where nothing else paces the loop. False when the window asked
@@ -37,6 +49,8 @@ class Presenter {
   const PresentCounts& counts() const { return counts_; }
 
  private:
+  void RaisePriority(int priority);
+  void WaitForSync(int timeout_ms);
   void Present(const SyncEvent& e);
   bool HandleWindowEvents();
   void ShowNewFrames();
@@ -50,6 +64,7 @@ class Presenter {
   std::vector<bool> got_;
   int64_t last_draw_ns_ = 0;
   PresentCounts counts_;
+  std::optional<RealTimeBudget> priority_;  // with swap sync, where permitted
 };
 
 }  // namespace tilestream

@@ -69,6 +69,11 @@ void AddRunFlags(CLI::App* app, ReceiverFlags* f, Choices* c) {
                 "print each finding with its fix, and exit");
   app->add_flag("--no-sync", c->no_sync,
                 "Show frames as they come, without the coordinator's swap sync");
+  app->add_option("--sync-priority", o.sync_priority,
+                  "SCHED_FIFO priority of the thread that acts on the swap sync's decisions where "
+                  "permitted (root or CAP_SYS_NICE), within 5 ms of work per 100 ms; 0: normal "
+                  "priority")
+      ->check(CLI::Range(0, 99));
   app->add_flag("-q,--quiet", o.quiet, "No line per second");
   AddLogLevelFlag(app, &f->log_level);
 }

@@ -45,7 +45,7 @@ void SyncClient::Lost(const std::string& why) {
   std::fflush(stdout);
 }
 
-void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
+bool SyncClient::WaitForInput(int timeout_ms) {
   int fd = -1;
   short wanted = POLLIN;
   {
@@ -58,12 +58,15 @@ void SyncClient::Poll(int timeout_ms, std::vector<SyncEvent>* events) {
     std::lock_guard lock(mu_);
     if (!channel_.open()) {
       if (timeout_ms > 0) poll(nullptr, 0, timeout_ms);
-      return;
+      return false;
     }
     fd = channel_.fd();
   }
   pollfd p{fd, wanted, 0};
-  if (poll(&p, 1, timeout_ms) <= 0) return;
+  return poll(&p, 1, timeout_ms) > 0;
+}
+
+void SyncClient::Read(std::vector<SyncEvent>* events) {
   std::vector<std::string> lines;
   bool open;
   {

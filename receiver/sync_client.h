@@ -6,7 +6,8 @@
 // The coordinator may start after the receiver, stop and start again: Poll
 // connects when it is not connected, at most four times a second, and until it is
 // subscribed the node shows frames as they come (unsynced). Report* may be
-// called from any thread (the tiles' network threads); Poll from one.
+// called from any thread (the tiles' network threads); Poll (or WaitForInput
+// then Read) from one.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,13 @@ class SyncClient {
 
   // Waits up to timeout_ms for decisions and appends them; (re)connects
   // when due. Prints one line when the connection comes or goes.
-  void Poll(int timeout_ms, std::vector<SyncEvent>* events);
+  void Poll(int timeout_ms, std::vector<SyncEvent>* events) {
+    if (WaitForInput(timeout_ms)) Read(events);
+  }
+  // Poll in two halves, so that a caller can time the work apart from the
+  // wait: true when there is something to read (or a line to flush).
+  bool WaitForInput(int timeout_ms);
+  void Read(std::vector<SyncEvent>* events);
   // The coordinator has taken this node into the sync.
   bool subscribed() const;
 

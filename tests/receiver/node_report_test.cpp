@@ -54,7 +54,11 @@ TEST(NodeReport, SyncWindowsAndRetransmissionAreSaidWhereTheyRan) {
   const std::string text = FinalNodeText(f);
   EXPECT_THAT(text, HasSubstr("node left, 120 window updates"));
   EXPECT_THAT(text, HasSubstr("swap sync: 58 ticks presented, 1 partial, 2 skipped, 3 tile "
-                              "frames released but missing here"));
+                              "frames released but missing here; acted on at normal priority"));
+  f.sync->real_time = true;
+  f.sync->windows_over_budget = 4;
+  EXPECT_THAT(FinalNodeText(f),
+              HasSubstr("acted on at SCHED_FIFO (4 windows of 100 ms over its 5-ms budget)"));
   EXPECT_THAT(text, HasSubstr("tile r0c1   retransmission: 4 NACKs for 6 packets"));
   EXPECT_THAT(text, Not(HasSubstr("tile r0c0   retransmission")));
 }
@@ -69,6 +73,8 @@ TEST(NodeReport, JsonHasEveryTilesCounters) {
   EXPECT_FALSE(j.contains("window_updates"));
   EXPECT_EQ(j["sync"]["presented"], 58);
   EXPECT_EQ(j["sync"]["missing"], 3);
+  EXPECT_EQ(j["sync"]["real_time"], false);
+  EXPECT_EQ(j["sync"]["windows_over_budget"], 0);
   ASSERT_EQ(j["tiles"].size(), 2u);
   EXPECT_EQ(j["tiles"][1]["tile"], "r0c1");
   EXPECT_DOUBLE_EQ(j["tiles"][1]["mbps"].get<double>(), 500.0);

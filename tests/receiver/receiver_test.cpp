@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/thread_policy.h"
 #include "tests/support/udp_port.h"
 #include "tests/support/wait_for.h"
 #include "tools/frame_source.h"
@@ -85,6 +87,32 @@ TEST_F(ReceiverTest, EveryFrameOfEveryTileArrivesChecksumExact) {
         ++tick;
       }
     }
+  }
+}
+
+// With swap sync, the thread that acts on the coordinator's decisions runs
+// at SCHED_FIFO where that is permitted (root, here), so that every node
+// shows a released tick at once rather than after its network threads'
+// turn; nothing else of the receiver does. Its final report says so.
+TEST_F(ReceiverTest, OnlyTheSwapSyncThreadRunsRealTime) {
+  if (geteuid() != 0) GTEST_SKIP() << "SCHED_FIFO needs root or CAP_SYS_NICE";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  for (const pid_t pid : {left, right}) {
+    ASSERT_TRUE(testing::WaitFor([&] { return sched_getscheduler(pid) == SCHED_FIFO; }))
+        << "the main thread (the presenter) of " << pid << " never ran real-time";
+    const std::vector<int> policies = testing::ThreadPolicies(pid);
+    EXPECT_GE(policies.size(), 3u) << "two network threads at least";
+    EXPECT_EQ(std::count(policies.begin() + 1, policies.end(), SCHED_OTHER), policies.size() - 1)
+        << "another thread of " << pid << " runs real-time";
+  }
+  const auto tx = Stream(kTicks);
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  for (const std::string tag : {"left", "right"}) {
+    const auto j = Report(tag);
+    EXPECT_TRUE(j["sync"]["real_time"].get<bool>()) << tag << j["sync"].dump();
+    EXPECT_GT(j["sync"]["presented"].get<uint64_t>(), 0u) << tag << j["sync"].dump();
   }
 }
 

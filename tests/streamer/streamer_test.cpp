@@ -23,6 +23,7 @@
 #include "common/wire/sdp.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/thread_policy.h"
 #include "tests/support/tile_capture.h"
 #include "tests/support/wait_for.h"
 #include "tools/frame_source.h"
@@ -643,16 +644,6 @@ TEST_F(StreamerTest, APausedWallsRanksSleepInsteadOfPollingForTheNextTick) {
   });
 }
 
-// The scheduling policy of each thread of a process, the main one first.
-std::vector<int> ThreadPolicies(int pid) {
-  std::vector<int> policies{sched_getscheduler(pid)};
-  for (const auto& e :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
-    if (const int tid = std::stoi(e.path().filename()); tid != pid)
-      policies.push_back(sched_getscheduler(tid));
-  return policies;
-}
-
 // The coordinator's frame clock runs at SCHED_FIFO where that is permitted
 // (root, here), so that on a busy server its ticks do not wait behind the
 // tile ranks; nothing else does: not its other threads, not a tile rank.
@@ -667,7 +658,7 @@ TEST_F(StreamerTest, OnlyTheFrameClockRunsRealTime) {
         const std::vector<int> ranks = RanksWith(config);
         ASSERT_EQ(ranks.size(), 5u) << "the coordinator and 4 tile ranks";
         for (int pid : ranks) {
-          const std::vector<int> policies = ThreadPolicies(pid);
+          const std::vector<int> policies = testing::ThreadPolicies(pid);
           const bool coordinator = RankOf(pid) == 0;
           EXPECT_EQ(policies[0], coordinator ? SCHED_FIFO : SCHED_OTHER) << "rank " << RankOf(pid);
           EXPECT_EQ(std::count(policies.begin() + 1, policies.end(), SCHED_OTHER),
