@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/base/pi_mutex.h"
 #include "common/control/swap_sync.h"
 #include "common/net/line_channel.h"
 
@@ -56,7 +57,7 @@ class SyncClient {
   void Send(const std::string& line);
 
   SyncClientOptions options_;
-  mutable std::mutex mu_;  // guards channel_ and subscribed_
+  mutable PiMutex mu_;  // guards channel_ and subscribed_; Poll may run real-time
   LineChannel channel_;
   bool subscribed_ = false;
   int64_t next_attempt_ns_ = 0;

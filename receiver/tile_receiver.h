@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/base/pi_mutex.h"
 #include "common/base/result.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/frame_assembler.h"
@@ -99,7 +100,7 @@ class TileReceiver {
   std::optional<sockaddr_storage> sender_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  mutable std::mutex mu_;
+  mutable PiMutex mu_;  // read by the presenter, which may be real-time
   TileReceiverStats published_;
   IoStatus error_;
 };

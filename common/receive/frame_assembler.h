@@ -55,6 +55,7 @@
 #include <span>
 #include <vector>
 
+#include "common/base/pi_mutex.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/coverage_map.h"
 #include "common/receive/loss_tracker.h"
@@ -273,7 +274,7 @@ class FrameAssembler {
 
   // Indices into buffers_. handoff_mu_ guards consumer_, queue_ and
   // queued_ (assembling_ is the network thread's alone).
-  std::mutex handoff_mu_;
+  PiMutex handoff_mu_;                           // the presenter may be real-time
   std::vector<std::vector<std::byte>> buffers_;  // queue_depth + 2
   int assembling_ = 0, consumer_ = -1;
   std::vector<Queued> queue_;  // queue_depth, oldest first
