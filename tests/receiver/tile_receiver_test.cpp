@@ -1,10 +1,17 @@
 #include "receiver/tile_receiver.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
+#include "common/base/clock.h"
+#include "common/send/tile_sender.h"
+#include "tests/support/packet_builder.h"
+#include "tests/support/udp_port.h"
 #include "tests/support/wait_for.h"
 
 namespace tilestream {
@@ -34,6 +41,88 @@ TEST(TileReceiver, AHardReceiveErrorEndsTheTilesThreadAndIsReported) {
   EXPECT_EQ(st.socket.syscalls, 1u);  // one call, no retries: the thread ended
   tile.Stop();
   EXPECT_EQ(tile.Snapshot().socket.syscalls, 1u);
+}
+
+// Bytes waiting in the socket bound to `port`, as the kernel charges them
+// (its rx_queue in /proc/net/udp).
+size_t QueuedBytes(uint16_t port) {
+  size_t queued = 0;
+  testing::ForEachUdpSocket(port, [&](const std::string& queues) {
+    queued = std::stoull(queues.substr(9), nullptr, 16);
+    return false;
+  });
+  return queued;
+}
+
+// A tile far behind (docs/decisions.md, "A receiver far behind catches
+// up"): with 100 MiB waiting when its thread starts, it throws the
+// oldest away unread instead of copying frames that
+// are late already, counts nothing of that as lost, and the frames sent
+// after arrive whole, pixel for pixel.
+TEST(TileReceiver, AReceiverFarBehindCatchesUpAndTheFramesAfterArriveWhole) {
+  if (geteuid() != 0) GTEST_SKIP() << "a 64-MiB receive buffer needs root (SO_RCVBUFFORCE)";
+  const TileGeometry tile{1280, 800};  // 3 MB frames
+  PacketizerOptions plan;
+  plan.tile = tile;
+  plan.max_payload = MaxUdpPayloadForMtu(9000);
+  plan.ssrc = 77;
+  std::mutex mu;
+  std::map<uint32_t, uint64_t> complete;  // timestamp -> checksum
+  TileReceiverOptions o;
+  o.assembler.tile = tile;
+  o.socket.bind_address = "127.0.0.1";
+  o.socket.receive_buffer = 64 << 20;  // the default: the kernel queues up to twice that
+  o.plan = plan;
+  o.on_frame = [&](uint32_t, uint32_t timestamp, uint64_t checksum) {
+    std::lock_guard lock(mu);
+    complete[timestamp] = checksum;
+  };
+  auto r = TileReceiver::Open(std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  TileReceiver& receiver = **r;
+
+  MonotonicClock clock;
+  TileSenderOptions so;
+  so.packetizer = plan;
+  so.socket.destination = "127.0.0.1";
+  so.socket.port = receiver.port();
+  so.pacing = false;
+  auto sender = TileSender::Create(so, &clock);
+  ASSERT_TRUE(sender.ok()) << sender.status().message();
+  const auto frame = testing::PatternFrame(tile, 5);
+  uint32_t timestamp = 0;
+  const auto send = [&] {
+    timestamp += 3600;
+    return (*sender)->SendFrame(frame.data(), timestamp, clock.NowNs(), 1'000'000, nullptr).ok();
+  };
+  // Before its thread runs, so that nothing is read: past 100 MiB (the
+  // catch-up starts past 64: half the buffer plus 32 MiB), short of the
+  // 128 that would overflow.
+  for (int i = 0; i < 60 && QueuedBytes(receiver.port()) < (size_t{100} << 20); ++i)
+    ASSERT_TRUE(send());
+  ASSERT_GE(QueuedBytes(receiver.port()), size_t{100} << 20) << "the kernel queued less";
+  const uint32_t queued_up_to = timestamp;
+  receiver.Start();
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::UdpQueueEmpty(receiver.port()); }));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(send());
+  ASSERT_TRUE(testing::WaitFor([&] {
+    std::lock_guard lock(mu);
+    return complete.count(timestamp) > 0;
+  })) << "the last frame never arrived whole";
+  receiver.Stop();
+
+  const TileReceiverStats st = receiver.Snapshot();
+  EXPECT_GE(st.socket.catch_ups, 1u);
+  EXPECT_GE(st.socket.discarded_bytes, size_t{16} << 20) << "a 36-MiB excess at least";
+  EXPECT_EQ(st.socket.kernel_drops, 0u) << "the queue never overflowed";
+  EXPECT_EQ(st.assembler.lost, 0u) << "what was thrown away is not lost";
+  const uint64_t sum = FrameChecksum(frame.data(), frame.size());
+  std::lock_guard lock(mu);
+  for (uint32_t ts = queued_up_to + 3600; ts <= timestamp; ts += 3600) {
+    ASSERT_TRUE(complete.count(ts)) << "frame " << ts << " sent after the catch-up";
+    EXPECT_EQ(complete[ts], sum);
+  }
+  EXPECT_LT(complete.size(), (queued_up_to / 3600) + 3) << "some queued frames were thrown away";
 }
 
 }  // namespace
