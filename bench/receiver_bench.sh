@@ -245,12 +245,14 @@ if disk_ref > 0:
     rec("wall.%g.disk_vs_udpceil" % fps, disk / disk_ref)
 print("wall 5x3 of 2560x1600 at %g fps," % fps + " %d tiles on %d receiver nodes, %.0f s: sent %.2f Gbit/s, received %.2f Gbit/s"
       % (n, len(rx), tx["duration_s"], tx["aggregate"]["mbps"] / 1000, got * 8 / tx["duration_s"] / 1e9))
-# Wall-level ticks: the swap sync's, one per tick (a tick any tile missed is skipped once).
-ticks = s["presented"] + s["skipped"] + s["partial"]
-print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d skipped, %d partial of %d "
-      "(target: 0 skipped); tile frames the senders skipped: %d (ticks their ranks, waiting, saw over a quarter "
-      "interval late: %d); skew mean %.3f p99 %.3f max %.3f ms"
-      % (lost, incomplete, s["presented"], s["skipped"], s["partial"], ticks, tx["aggregate"]["skipped_ticks"],
+# Wall-level ticks: the swap sync's, one per tick (a tick any tile missed is skipped once),
+# and those the coordinator dropped on every tile because the ranks fell behind (shed).
+shed = tx.get("ticks", {}).get("shed", 0)
+ticks = s["presented"] + s["skipped"] + s["partial"] + shed
+print("wall: lost %d packets, %d incomplete tile frames; ticks: %d presented, %d skipped, %d partial, %d shed "
+      "(dropped on every tile) of %d (target: 0 not presented); tile frames the senders skipped: %d (ticks their "
+      "ranks, waiting, saw over a quarter interval late: %d); skew mean %.3f p99 %.3f max %.3f ms"
+      % (lost, incomplete, s["presented"], s["skipped"], s["partial"], shed, ticks, tx["aggregate"]["skipped_ticks"],
          sum(x.get("ticks_seen_late", 0) for x in tx["streams"]), s["skew_mean_ms"], s["skew_p99_ms"],
          s["skew_max_ms"]))
 if "ticks" in tx:
@@ -273,7 +275,8 @@ print("wall: receivers over two frames behind caught up %d times, throwing away 
 f = "%s.%g." % (label, fps)
 rec(f + "resent_share", again / st_bytes)
 for k, v in (("sent", tx["aggregate"]["mbps"] / 1000), ("received", got * 8 / tx["duration_s"] / 1e9), ("lost", lost),
-             ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"]), ("ticks", ticks),
+             ("incomplete", incomplete), ("skipped", s["skipped"] + s["partial"] + shed), ("shed", shed),
+             ("ticks", ticks),
              ("skew_mean_ms", s["skew_mean_ms"]), ("skew_p99_ms", s["skew_p99_ms"])):
     rec(f + k, v)
 # A sampler that started after the run ended (its python, on a saturated

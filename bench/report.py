@@ -83,8 +83,10 @@ def rows(r):
     for fps in wall_fps(r):
         k = "wall.%g." % fps
         out.append(("reference wall 5x3 of 2560x1600 at %g fps, 8 nodes, swap sync" % fps,
-                    "%.1f Gbit/s received; lost %d, skipped %d of %d ticks; skew %.2f ms mean, %.1f p99" %
-                    (r[k + "received"], r[k + "lost"], r[k + "skipped"], r[k + "ticks"], r[k + "skew_mean_ms"], r[k + "skew_p99_ms"]),
+                    "%.1f Gbit/s received; lost %d, not shown %d of %d ticks (%d of them shed on every tile); "
+                    "skew %.2f ms mean, %.2f p99" %
+                    (r[k + "received"], r[k + "lost"], r[k + "skipped"], r[k + "ticks"], r.get(k + "shed", 0),
+                     r[k + "skew_mean_ms"], r[k + "skew_p99_ms"]),
                     *wall_cpu(r, k)))
     if "mosaic.fps" in r:
         ratio = r["mosaic.fps"] / r["mosaic.target"]

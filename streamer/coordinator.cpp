@@ -18,6 +18,7 @@
 #include "common/control/control_commands.h"
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
+#include "common/control/tick_shedder.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/control_server.h"
 #include "streamer/doorbell.h"
@@ -229,6 +230,7 @@ class Coordinator {
       const int32_t step = playback_->read_ahead_step();
       const uint64_t frame = playback_->Advance();
       if (!send) continue;  // paused: the frame is repeated at a low rate only
+      if (options_.shed && !shedder_.Keep()) continue;  // overloaded: dropped on every tile
       const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
       const int64_t sending = clock_.NowNs();
       Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step);
@@ -418,6 +420,7 @@ class Coordinator {
       previous_[t] = latest_[t];
     }
     last_second_ = streams;
+    if (options_.shed) LookForOverload(streams);
     if (!options_.quiet) {
       std::string sync;
       if (server_->synced_nodes() > 0) {
@@ -429,6 +432,27 @@ class Coordinator {
       fmt::print("{}{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams), sync);
       std::fflush(stdout);
     }
+  }
+
+  // The tile ranks' ticks of the last second, to the shedder; a line when
+  // the share of ticks sent changes.
+  void LookForOverload(const std::vector<StreamSummary>& streams) {
+    uint64_t sent = 0, skipped = 0;
+    for (const StreamSummary& s : streams) {
+      sent += s.frames;
+      skipped += s.skipped_ticks;
+    }
+    const double before = shedder_.keep();
+    shedder_.Look(sent, skipped);
+    tick_timing_.shed = shedder_.shed();
+    tick_timing_.shed_cuts = shedder_.cuts();
+    if (shedder_.keep() < before)
+      spdlog::warn(
+          "the tile ranks skipped {} of {} tile frames: sending {:.0f}% of the ticks, the same "
+          "on every tile",
+          skipped, sent + skipped, 100 * shedder_.keep());
+    else if (shedder_.keep() >= 1.0 && before < 1.0)
+      spdlog::info("the tile ranks keep up again: sending every tick");
   }
 
   void CollectFinal() {
@@ -500,6 +524,7 @@ class Coordinator {
   int64_t last_check_ns_ = 0;  // StalledNs
   std::optional<DoorbellRinger> doorbells_;
   TickTiming tick_timing_;
+  TickShedder shedder_;
   std::optional<RealTimeBudget> clock_priority_;  // playing, where permitted
   uint64_t tick_messages_ = 0;                    // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)

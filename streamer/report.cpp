@@ -176,7 +176,9 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                   {"max_late_ms", ticks->max_late_ns / 1e6},
                   {"max_broadcast_ms", ticks->max_broadcast_ns / 1e6},
                   {"real_time", ticks->real_time},
-                  {"windows_over_budget", ticks->windows_over_budget}};
+                  {"windows_over_budget", ticks->windows_over_budget},
+                  {"shed", ticks->shed},
+                  {"shed_cuts", ticks->shed_cuts}};
   return JsonText(j, 2) + "\n";
 }
 

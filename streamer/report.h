@@ -53,6 +53,8 @@ struct TickTiming {
   int64_t max_broadcast_ns = 0;  // one tick's ring and sends to every rank
   bool real_time = false;        // the clock ran at SCHED_FIFO (common/base/realtime.h)
   uint64_t windows_over_budget = 0;
+  uint64_t shed = 0;       // ticks dropped on every tile: the senders fell behind
+  uint64_t shed_cuts = 0;  // times the share sent was cut (common/control/tick_shedder.h)
 };
 
 // `sync`: the swap sync's results, or null when it did not run; `ticks`:

@@ -45,6 +45,10 @@ void AddRunFlags(CLI::App* app, StreamerOptions* o) {
                   "SCHED_FIFO priority of the coordinator's frame clock where permitted (root or "
                   "CAP_SYS_NICE), within 5 ms of work per 100 ms; 0: normal priority")
       ->check(CLI::Range(0, 99));
+  app->add_flag("--shed,!--no-shed", o->shed,
+                "When the tile ranks fall behind, drop the same evenly spread ticks on every tile "
+                "(default) or, with --no-shed, let each rank skip ticks on its own (for "
+                "measuring overload)");
   app->add_flag("--bench", o->bench,
                 "Benchmark mode: tiles send as fast as allowed, throughput only");
   app->add_flag(

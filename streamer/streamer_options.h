@@ -33,6 +33,7 @@ struct StreamerOptions {
   std::string json_path;
   uint32_t ring_frames = 4;
   int clock_priority = 10;  // SCHED_FIFO priority of the frame clock; 0: none
+  bool shed = true;         // drop the same ticks on every tile when senders fall behind
   bool quiet = false;
   std::string log_level = "info";  // common/base/log.h
 };

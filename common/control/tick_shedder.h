@@ -1,0 +1,48 @@
+// Which ticks the wall sends when its senders cannot keep up: all of them
+// while they can; otherwise the same evenly spread share on every tile, so
+// that the ticks the wall does send arrive whole (docs/decisions.md, "An
+// overloaded wall drops the same ticks on every tile").
+//
+// A tile rank that is late takes the newest tick and skips the ones it
+// missed, each rank on its own; a tick is shown only if every tile has it,
+// so on the 2-core VM 8% of tile frames skipped that way left 8% of the
+// ticks shown. Dropping ticks for the whole wall at the coordinator keeps
+// the rest whole, as a video player drops frames.
+//
+// The signal is the senders' own: of the ticks their tiles were given
+// since the last look, the share they skipped (their statistics, about a
+// second apart). At 2% or more the share kept is cut to what the senders
+// managed, less 2%; a second's worth of readings after a cut is ignored,
+// since it may still hold skips from before. After 3 readings in a row
+// under 2% it is raised by 2% of all ticks again, up to all: a sender
+// skips now and then on a busy machine whatever the load. Plain logic;
+// not thread-safe.
+#pragma once
+
+#include <cstdint>
+
+namespace tilestream {
+
+class TickShedder {
+ public:
+  static constexpr double kCutAt = 0.02, kMargin = 0.02, kRaiseStep = 0.02, kMinKeep = 0.25;
+  static constexpr int kQuietLooksToRaise = 3, kLooksIgnoredAfterCut = 1;
+
+  // Whether the next tick that would send a frame is sent.
+  bool Keep();
+  // The senders' counts since the last look: ticks given to their tiles
+  // that were sent, and that were skipped late. About once a second.
+  void Look(uint64_t sent, uint64_t skipped);
+
+  double keep() const { return keep_; }
+  uint64_t shed() const { return shed_; }
+  uint64_t cuts() const { return cuts_; }
+
+ private:
+  double keep_ = 1.0;
+  double credit_ = 0;  // Bresenham: ticks owed, sent when it reaches 1
+  uint64_t shed_ = 0, cuts_ = 0;
+  int quiet_looks_ = 0, ignore_looks_ = 0;
+};
+
+}  // namespace tilestream
