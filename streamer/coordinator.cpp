@@ -277,7 +277,8 @@ class Coordinator {
             server_->synced_nodes(),
             last_second_,
             latest_,
-            server_->receiver_stats()};
+            server_->receiver_stats(),
+            shedder_};
   }
 
   // What status adds to the playback state (streamer/wall_status.h).

@@ -78,6 +78,12 @@ void SyncMetrics(const WallStatusView& v, MetricsText* m) {
   m->Family("tilestream_wall_ticks_skipped_total", "counter",
             "ticks skipped on every tile: incomplete at the deadline");
   m->Sample({}, st.skipped);
+  m->Family("tilestream_wall_ticks_shed_total", "counter",
+            "ticks not sent to any tile: the tile ranks had fallen behind");
+  m->Sample({}, v.shedder.shed());
+  m->Family("tilestream_wall_ticks_sent_ratio", "gauge",
+            "the share of ticks sent while the tile ranks fall behind; 1 when they keep up");
+  m->Sample({}, v.shedder.keep());
   m->Family("tilestream_sync_nodes", "gauge", "display nodes taking part in the swap sync");
   m->Sample({}, uint64_t{v.synced_nodes});
   m->Family("tilestream_wall_skew_seconds", "histogram",

@@ -31,6 +31,7 @@ void AddWallStatus(const WallStatusView& v, nlohmann::json* out) {
   j["sync"] = {{"enabled", v.config.sync.enabled},   {"nodes", v.synced_nodes},
                {"shown", st.presented + st.partial}, {"skipped", st.skipped},
                {"skew_mean_ms", st.skew_mean_ms()},  {"skew_max_ms", st.skew_max_ns / 1e6}};
+  j["shed"] = {{"ticks", v.shedder.shed()}, {"share_sent", v.shedder.keep()}};
   j["tiles"] = nlohmann::json::array();
   for (uint32_t t = 0; t < v.config.tile_count(); ++t) j["tiles"].push_back(TileStatus(v, t));
 }

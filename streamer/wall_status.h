@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/control/swap_sync.h"
+#include "common/control/tick_shedder.h"
 #include "common/wall/wall_config.h"
 #include "streamer/control_server.h"
 #include "streamer/messages.h"
@@ -26,6 +27,7 @@ struct WallStatusView {
   const std::vector<StreamSummary>& last_second;
   const std::vector<TileStats>& latest;
   const std::vector<ControlServer::ReceiverTileStats>& receivers;
+  const TickShedder& shedder;  // the ticks dropped on every tile
 };
 
 // Adds "sync" and "tiles" to the reply object *out.

@@ -19,6 +19,8 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   w.latest[1].frames = 30;
   w.latest[1].disk_read_ns = 1'500'000'000;
   w.receivers[0] = {true, 25, 0, 0};
+  w.shedder.Look(90, 10);  // keep 0.88
+  for (int i = 0; i < 25; ++i) w.shedder.Keep();
   Playback playback(100, 30, {});
   const std::string text = WallMetrics(w.View(2), &playback);
   EXPECT_THAT(text, HasSubstr("# TYPE tilestream_tile_sent_bytes_total counter\n"));
@@ -34,6 +36,8 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   EXPECT_THAT(text, HasSubstr("tilestream_playback_frames 100\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_playback_playing 1\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_sync_nodes 2\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_wall_ticks_shed_total 3\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_wall_ticks_sent_ratio 0.88\n"));
 }
 
 TEST(WallMetrics, PromtoolFindsNothingToSay) {

@@ -17,9 +17,10 @@ struct WallState {
   std::vector<TileStats> latest = std::vector<TileStats>(2);
   std::vector<ControlServer::ReceiverTileStats> receivers =
       std::vector<ControlServer::ReceiverTileStats>(2);
+  TickShedder shedder;
 
   WallStatusView View(size_t synced_nodes) const {
-    return {config, plan, sync, synced_nodes, last_second, latest, receivers};
+    return {config, plan, sync, synced_nodes, last_second, latest, receivers, shedder};
   }
 };
 
