@@ -111,6 +111,8 @@ class Coordinator {
     for (int64_t& h : heard_ns_) h = start_ns_;
     const bool ok = options_.bench ? RunBench() : RunPlay();
     LowerClock();
+    tick_timing_.shed = shedder_.shed();
+    tick_timing_.shed_cuts = shedder_.cuts();
     Broadcast(TickCommand::kStop, 0, 0);
     CollectFinal();
     PrintFinal();
@@ -445,8 +447,6 @@ class Coordinator {
     }
     const double before = shedder_.keep();
     shedder_.Look(sent, skipped);
-    tick_timing_.shed = shedder_.shed();
-    tick_timing_.shed_cuts = shedder_.cuts();
     if (shedder_.keep() < before)
       spdlog::warn(
           "the tile ranks skipped {} of {} tile frames: sending {:.0f}% of the ticks, the same "
@@ -487,6 +487,9 @@ class Coordinator {
     fmt::print("{}", FinalReport(seconds, streams));
     const bool synced = !options_.bench && c_.sync.enabled;
     if (synced) fmt::print("{}\n", SyncReportLine(sync_));
+    if (tick_timing_.shed > 0)
+      fmt::print("shed: {} ticks dropped on every tile, the tile ranks behind ({} cuts)\n",
+                 tick_timing_.shed, tick_timing_.shed_cuts);
     std::fflush(stdout);
     if (!options_.json_path.empty()) {
       std::ofstream out(options_.json_path);
