@@ -1,7 +1,9 @@
 // Real-time scheduling for a thread that sleeps between short bursts of
 // work and must not queue behind busier threads when it wakes: the
-// streamer's frame clock (docs/decisions.md, "The frame clock runs at
-// SCHED_FIFO within a budget").
+// streamer's frame clock and a display node's presenter (docs/decisions.md,
+// "The frame clock runs at SCHED_FIFO within a budget", "Display nodes act
+// on the sync at real-time priority"). Locks such a thread shares with
+// normal ones should inherit priority (common/base/pi_mutex.h).
 //
 // Such a thread may still be handed work it does not control (lines from
 // control clients, HTTP requests): at real-time priority a flood of it
@@ -9,8 +11,8 @@
 // sleeps is counted per window (100 ms); once a window's work passes the
 // budget (5 ms: 5% of a core) the thread runs at normal priority until
 // the window ends, then real-time again. Its own work per window is a few
-// tick broadcasts and sync lines, far under the budget; a change of policy
-// is one system call, made only when the policy changes.
+// ticks or sync lines, far under the budget; a change of policy is one
+// system call, made only when the policy changes.
 #pragma once
 
 #include <cstdint>
