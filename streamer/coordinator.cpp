@@ -209,6 +209,7 @@ class Coordinator {
     std::random_device random;
     const uint32_t timestamp_base = random();
     int64_t next_second = start_ns_ + kSecond;
+    int64_t last_deadline = 0;  // of the last tick sent
     for (uint64_t tick = 0;; ++tick) {
       const int64_t due = start_ns_ + static_cast<int64_t>(tick * kSecond / c_.wall.fps);
       while (clock_.NowNs() < due) {
@@ -233,15 +234,18 @@ class Coordinator {
       const uint64_t frame = playback_->Advance();
       if (!send) continue;  // paused: the frame is repeated at a low rate only
       if (options_.shed && !shedder_.Keep()) continue;  // overloaded: dropped on every tile
+      // Its frames may take until the next tick sent, and its deadline moves with that.
+      const uint32_t next_in = options_.shed ? shedder_.ticks_to_next() : 1;
       const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
       const int64_t sending = clock_.NowNs();
-      Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step);
+      Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step, next_in);
       CountTick(sending - due, clock_.NowNs() - sending, interval);
-      if (c_.sync.enabled)
-        sync_.OpenTick(tick, timestamp, due + c_.sync.deadline_after_tick_ns(c_.wall.fps));
+      last_deadline = due + c_.sync.deadline_after_tick_ns(c_.wall.fps) + (next_in - 1) * interval;
+      if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, last_deadline);
     }
     // Let the last frames go out and be decided before stopping.
-    const int64_t end = clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps);
+    const int64_t end =
+        std::max(last_deadline, clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps));
     while (clock_.NowNs() < end) Wait(1'000'000);
     return true;
   }
@@ -329,8 +333,9 @@ class Coordinator {
   }
 
   void Broadcast(TickCommand command, uint64_t tick, uint64_t frame, uint32_t timestamp = 0,
-                 int64_t interval = 0, int32_t read_ahead_step = 1) {
+                 int64_t interval = 0, int32_t read_ahead_step = 1, uint32_t next_in_ticks = 1) {
     TickMessage m;
+    m.next_in_ticks = next_in_ticks;
     m.read_ahead_step = read_ahead_step;
     m.tick = tick;
     m.frame = frame;

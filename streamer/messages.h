@@ -29,6 +29,10 @@ struct TickMessage {
   TickCommand command = TickCommand::kPlay;
   uint32_t doorbell = 0;  // 1: this rank's doorbell rings for each tick (streamer/doorbell.h)
   uint64_t sequence = 0;  // counts the coordinator's tick messages; its ring carries it too
+  // The next tick sent comes this many ticks after this one (more than 1
+  // while ticks are shed, common/control/tick_shedder.h): the frame is
+  // paced over all of that time.
+  uint32_t next_in_ticks = 1;
 };
 
 // One per tile, from the rank that streams it; a rank that could not even

@@ -116,6 +116,60 @@ std::string SyncReportLine(const SwapSyncMaster& sync) {
       s.skew_max_ns / 1e6, s.skew_samples);
 }
 
+namespace {
+
+nlohmann::json StreamJson(const StreamSummary& s) {
+  return {{"tile", s.tile},
+          {"nic", s.nic},
+          {"host", s.host},
+          {"mbps", s.mbps},
+          {"cpu_percent", s.cpu_percent},
+          {"send_errors", s.send_errors},
+          {"refused", s.refused},
+          {"disk_mbytes_per_s", s.disk_mbytes_per_s},
+          {"frames", s.frames},
+          {"late_frames", s.late_frames},
+          {"skipped_ticks", s.skipped_ticks},
+          {"ticks_seen_late", s.ticks_seen_late},
+          {"missed_frames", s.missed_frames},
+          {"held_frames", s.held_frames},
+          {"packets", s.packets},
+          {"bytes", s.bytes},
+          {"send_syscalls", s.send_syscalls},
+          {"pacer_sleeps", s.pacer_sleeps},
+          {"nacks", s.nacks},
+          {"retransmitted", s.retransmitted},
+          {"retransmitted_bytes", s.retransmitted_bytes},
+          {"refused_old", s.refused_old},
+          {"refused_cap", s.refused_cap}};
+}
+
+nlohmann::json SyncJson(const SwapSyncMaster& sync) {
+  const SyncStats& s = sync.stats();
+  return {{"presented", s.presented},
+          {"skipped", s.skipped},
+          {"partial", s.partial},
+          {"unmatched", s.unmatched},
+          {"skew_samples", s.skew_samples},
+          {"skew_mean_ms", s.skew_mean_ms()},
+          {"skew_p50_ms", QuantileMs(sync, 0.5)},
+          {"skew_p99_ms", QuantileMs(sync, 0.99)},
+          {"skew_max_ms", s.skew_max_ns / 1e6}};
+}
+
+nlohmann::json TicksJson(const TickTiming& t) {
+  return {{"sent", t.sent},
+          {"sent_late", t.late},
+          {"max_late_ms", t.max_late_ns / 1e6},
+          {"max_broadcast_ms", t.max_broadcast_ns / 1e6},
+          {"real_time", t.real_time},
+          {"windows_over_budget", t.windows_over_budget},
+          {"shed", t.shed},
+          {"shed_cuts", t.shed_cuts}};
+}
+
+}  // namespace
+
 std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& streams,
                             const WallConfig& config, bool bench, const SwapSyncMaster* sync,
                             const TickTiming* ticks) {
@@ -127,58 +181,15 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
   j["fps"] = config.wall.fps;
   j["mtu"] = config.stream.mtu;
   j["streams"] = nlohmann::json::array();
-  for (const StreamSummary& s : streams) {
-    j["streams"].push_back({{"tile", s.tile},
-                            {"nic", s.nic},
-                            {"host", s.host},
-                            {"mbps", s.mbps},
-                            {"cpu_percent", s.cpu_percent},
-                            {"send_errors", s.send_errors},
-                            {"refused", s.refused},
-                            {"disk_mbytes_per_s", s.disk_mbytes_per_s},
-                            {"frames", s.frames},
-                            {"late_frames", s.late_frames},
-                            {"skipped_ticks", s.skipped_ticks},
-                            {"ticks_seen_late", s.ticks_seen_late},
-                            {"missed_frames", s.missed_frames},
-                            {"held_frames", s.held_frames},
-                            {"packets", s.packets},
-                            {"bytes", s.bytes},
-                            {"send_syscalls", s.send_syscalls},
-                            {"pacer_sleeps", s.pacer_sleeps},
-                            {"nacks", s.nacks},
-                            {"retransmitted", s.retransmitted},
-                            {"retransmitted_bytes", s.retransmitted_bytes},
-                            {"refused_old", s.refused_old},
-                            {"refused_cap", s.refused_cap}});
-  }
+  for (const StreamSummary& s : streams) j["streams"].push_back(StreamJson(s));
   const Totals t = Add(streams);
   j["aggregate"] = {{"streams", streams.size()},   {"mbps", t.mbps},
                     {"cpu_percent", t.cpu},        {"send_errors", t.errors},
                     {"disk_mbytes_per_s", t.disk}, {"frames", t.frames},
                     {"late_frames", t.late},       {"skipped_ticks", t.skipped},
                     {"missed_frames", t.missed}};
-  if (sync) {
-    const SyncStats& s = sync->stats();
-    j["sync"] = {{"presented", s.presented},
-                 {"skipped", s.skipped},
-                 {"partial", s.partial},
-                 {"unmatched", s.unmatched},
-                 {"skew_samples", s.skew_samples},
-                 {"skew_mean_ms", s.skew_mean_ms()},
-                 {"skew_p50_ms", QuantileMs(*sync, 0.5)},
-                 {"skew_p99_ms", QuantileMs(*sync, 0.99)},
-                 {"skew_max_ms", s.skew_max_ns / 1e6}};
-  }
-  if (ticks)
-    j["ticks"] = {{"sent", ticks->sent},
-                  {"sent_late", ticks->late},
-                  {"max_late_ms", ticks->max_late_ns / 1e6},
-                  {"max_broadcast_ms", ticks->max_broadcast_ns / 1e6},
-                  {"real_time", ticks->real_time},
-                  {"windows_over_budget", ticks->windows_over_budget},
-                  {"shed", ticks->shed},
-                  {"shed_cuts", ticks->shed_cuts}};
+  if (sync) j["sync"] = SyncJson(*sync);
+  if (ticks) j["ticks"] = TicksJson(*ticks);
   return JsonText(j, 2) + "\n";
 }
 

@@ -61,7 +61,7 @@ void TickWait::Expect(const TickMessage& tick, int64_t now) {
   if (!have_schedule_ || now - offset < schedule_start_ns_) schedule_start_ns_ = now - offset;
   have_schedule_ = true;
   tick_due_ns_ = schedule_start_ns_ + offset;
-  next_tick_due_ns_ = tick_due_ns_ + tick.interval_ns;
+  next_tick_due_ns_ = tick_due_ns_ + tick.interval_ns * std::max<uint32_t>(1, tick.next_in_ticks);
 }
 
 }  // namespace tilestream

@@ -117,16 +117,18 @@ class TileRank {
   }
 
  private:
-  // Every tile sends the tick's frame, paced from when the tick was due: a
-  // tick that came late has its frames squeezed into what is left of the
-  // interval (common/send/pacer.h). A frame not read by half the interval is
-  // missed (the tick goes by).
+  // Every tile sends the tick's frame, paced from when the tick was due
+  // until the next tick sent (one interval, more while ticks are shed): a
+  // tick that came late has its frames squeezed into what is left of that
+  // (common/send/pacer.h). A frame not read by half the interval is missed
+  // (the tick goes by).
   void Play(const TickMessage& tick) {
+    const int64_t due = ticks_.tick_due_ns();
     for (auto& s : streams_) {
       s->SetReadAhead(tick.read_ahead_step);
-      s->SetPlayClock(tick.frame, ticks_.tick_due_ns(), tick.interval_ns);
-      s->Queue(tick.frame, tick.timestamp, ticks_.tick_due_ns(), tick.interval_ns,
-               ticks_.tick_due_ns() + tick.interval_ns / 2);
+      s->SetPlayClock(tick.frame, due, tick.interval_ns);
+      s->Queue(tick.frame, tick.timestamp, due, ticks_.next_tick_due_ns() - due,
+               due + tick.interval_ns / 2);
     }
     Pump();
   }

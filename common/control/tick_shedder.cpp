@@ -4,14 +4,30 @@
 
 namespace tilestream {
 
+namespace {
+
+constexpr double kWhole = 1.0 - 1e-9;  // shares like 0.88 add up to 0.99999... in floating point
+
+}  // namespace
+
 bool TickShedder::Keep() {
-  credit_ += keep_;
-  if (credit_ >= 1.0 - 1e-9) {  // shares like 0.88 add up to 0.99999... in floating point
-    credit_ -= 1.0;
-    return true;
+  if (pending_shed_ > 0) {  // decided when the last tick was sent
+    --pending_shed_;
+    ++shed_;
+    return false;
   }
-  ++shed_;
-  return false;
+  credit_ += keep_;
+  if (credit_ < kWhole) {  // the share was cut since
+    ++shed_;
+    return false;
+  }
+  credit_ -= 1.0;
+  // The ticks this one's frames may take: those shed before the next.
+  while (credit_ + keep_ < kWhole) {
+    credit_ += keep_;
+    ++pending_shed_;
+  }
+  return true;
 }
 
 void TickShedder::Look(uint64_t sent, uint64_t skipped) {

@@ -15,8 +15,13 @@
 // managed, less 2%; a second's worth of readings after a cut is ignored,
 // since it may still hold skips from before. After 3 readings in a row
 // under 2% it is raised by 2% of all ticks again, up to all: a sender
-// skips now and then on a busy machine whatever the load. Plain logic;
-// not thread-safe.
+// skips now and then on a busy machine whatever the load.
+//
+// Dropping ticks lowers the average rate but not the rate a frame is sent
+// at: each frame would still go out within one interval. So when a tick is
+// sent, the ticks shed after it are decided at once (ticks_to_next), and
+// its frames are paced over all of that time; a change of share applies
+// from the next tick sent. Plain logic; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +35,9 @@ class TickShedder {
 
   // Whether the next tick that would send a frame is sent.
   bool Keep();
+  // After Keep() said yes: in how many ticks the next one is sent (1 while
+  // none are shed), as far as the share now goes.
+  uint32_t ticks_to_next() const { return pending_shed_ + 1; }
   // The senders' counts since the last look: ticks given to their tiles
   // that were sent, and that were skipped late. About once a second.
   void Look(uint64_t sent, uint64_t skipped);
@@ -40,7 +48,8 @@ class TickShedder {
 
  private:
   double keep_ = 1.0;
-  double credit_ = 0;  // Bresenham: ticks owed, sent when it reaches 1
+  double credit_ = 0;          // Bresenham: ticks owed, sent when it reaches 1
+  uint32_t pending_shed_ = 0;  // ticks already decided to be shed
   uint64_t shed_ = 0, cuts_ = 0;
   int quiet_looks_ = 0, ignore_looks_ = 0;
 };

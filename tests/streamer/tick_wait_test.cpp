@@ -30,6 +30,21 @@ TEST(TickWait, ALateTickDoesNotPushTheNextOnesExpectedTimeBack) {
   EXPECT_EQ(w.next_tick_due_ns(), kStart + 2 * kInterval);
 }
 
+// While the coordinator sheds ticks (common/control/tick_shedder.h) the
+// next tick sent comes several intervals later: the frame is paced until
+// then, and the rank neither hurries nor looks for the tick before.
+TEST(TickWait, TheNextTickIsExpectedWhenTheCoordinatorSaysItIsSent) {
+  TickWait w(false);
+  TickMessage m = Tick(0, false, 1);
+  m.next_in_ticks = 3;
+  w.Took(m, kStart);
+  EXPECT_EQ(w.tick_due_ns(), kStart);
+  EXPECT_EQ(w.next_tick_due_ns(), kStart + 3 * kInterval);
+  w.Took(Tick(3, false, 2), kStart + 3 * kInterval);
+  EXPECT_EQ(w.tick_due_ns(), kStart + 3 * kInterval) << "the schedule is the interval's";
+  EXPECT_EQ(w.next_tick_due_ns(), kStart + 4 * kInterval);
+}
+
 TEST(TickWait, WithoutADoorbellItSleepsUntilTheTickIsDueThenProbesBackingOff) {
   TickWait w(true);  // the rank has one, but the coordinator did not arm it
   w.Took(Tick(0, false, 1), kStart);

@@ -73,5 +73,29 @@ TEST(TickShedderTest, RaisesAfterThreeLooksUnderTheCutUpToEveryTick) {
   EXPECT_EQ(Kept(Ticks(s, 50)), 50);
 }
 
+// A tick sent knows how many ticks it has until the next one sent, so its
+// frames can be paced over all of them; those sheds stand even if the
+// share is raised before they come.
+TEST(TickShedderTest, EachTickSentKnowsWhenTheNextOneIs) {
+  TickShedder s;
+  s.Look(60, 40);  // 40%: keep 0.58
+  while (!s.Keep()) {
+  }
+  for (int sent = 0; sent < 20; ++sent) {
+    const uint32_t next_in = s.ticks_to_next();
+    for (uint32_t i = 1; i < next_in; ++i) EXPECT_FALSE(s.Keep()) << "planned shed " << i;
+    EXPECT_TRUE(s.Keep()) << "the tick " << next_in << " after the last one sent";
+  }
+  TickShedder t;
+  t.Look(25, 75);  // keep 0.25: three shed after each tick sent
+  while (!t.Keep()) {
+  }
+  EXPECT_EQ(t.ticks_to_next(), 4u);
+  for (int i = 0; i < 200; ++i) t.Look(100, 0);  // back up to every tick
+  EXPECT_DOUBLE_EQ(t.keep(), 1.0);
+  EXPECT_EQ(Ticks(t, 4), (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(t.ticks_to_next(), 1u);
+}
+
 }  // namespace
 }  // namespace tilestream
