@@ -5,8 +5,8 @@
 //
 // A tile rank that is late takes the newest tick and skips the ones it
 // missed, each rank on its own; a tick is shown only if every tile has it,
-// so on the 2-core VM 8% of tile frames skipped that way left 8% of the
-// ticks shown. Dropping ticks for the whole wall at the coordinator keeps
+// so on the 2-core VM about 11% of tile frames skipped that way left under
+// 10% of the ticks shown. Dropping ticks for the whole wall at the coordinator keeps
 // the rest whole, as a video player drops frames.
 //
 // The signal is the senders' own: of the ticks their tiles were given
