@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The reference wall's measurements for a bigger machine lent for minutes
+# (docs/scaling.md): run from a checkout there after `bench/portable.sh DIR`
+# made here and carried along. Each run is bounded; each leaves its log and
+# JSON in $RESULTS_DIR/NAME.tgz and its summary lines in
+# $RESULTS_DIR/all.log, so what finished comes back even if a later run is
+# cut off.
+#
+#   bench/reference_server.sh DIR RESULTS_DIR [RUN...]
+#
+# RUN is NAME:RANKS:FPS:SECS[:disk] (RANKS 1: spawned, one rank per tile).
+# Default: the wall at 22 fps with a rank per tile and with one rank per
+# NIC (5), from disk at 8 fps, and at 6 fps for the CPU ratio.
+set -uo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 PORTABLE_DIR RESULTS_DIR [NAME:RANKS:FPS:SECS[:disk]...]" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+portable=$1 results=$2
+shift 2
+runs=("$@")
+[ ${#runs[@]} -gt 0 ] || runs=(n16-22fps:16:22:60 n5-22fps:5:22:60 disk-8fps:16:8:40:disk n16-6fps:16:6:60)
+mkdir -p "$results"
+log=$results/all.log
+# shellcheck source=/dev/null
+source "$portable/env.sh"
+{
+  date -u
+  echo "cores $(nproc), $(grep -m1 'model name' /proc/cpuinfo)"
+  uname -r
+  free -g | sed -n 2p
+  df -hT . | tail -1
+  command -v perf >/dev/null && echo "perf: yes" || echo "perf: no"
+} >>"$log" 2>&1
+for run in "${runs[@]}"; do
+  IFS=: read -r name ranks fps wsecs source <<<"$run"
+  dir=/tmp/tsbench-$name
+  rm -rf "$dir"
+  echo "== $name: ranks $ranks, $fps fps, $wsecs s, ${source:-memory} ($(date -u +%T))" >>"$log"
+  extra=()
+  [ "$ranks" = 1 ] || extra+=(WALL_RANKS="$ranks")
+  [ "${source:-}" = disk ] && extra+=(WALL_SOURCE=disk WALL_MOVIE="$PWD/movies/reference")
+  env OUT="$dir" WALL_FPS="$fps" WALL_SECS="$wsecs" "${extra[@]}" \
+    timeout --kill-after 10 $((wsecs + 120)) bench/receiver_bench.sh wall >>"$log" 2>&1 ||
+    echo "$name: rc $?" >>"$log"
+  pkill -9 -f build/receiver/receiver 2>/dev/null
+  pkill -9 -x mpirun 2>/dev/null
+  pkill -9 -x streamer 2>/dev/null
+  tar -czf "$results/$name.tgz" -C /tmp "tsbench-$name" 2>>"$log"
+done
+echo "done $(date -u +%T)" >>"$log"
