@@ -201,7 +201,8 @@ bench_wall() {
     counting+=($!)
   fi
   local usage; usage=$(steady_usage "$window" $ranks -- "${pids[@]}")
-  wait "${counting[@]}" 2>/dev/null || true
+  # Not a bare `wait` when perf is missing: that would wait for the receivers too.
+  [ ${#counting[@]} -eq 0 ] || wait "${counting[@]}" 2>/dev/null || true
   wait "$tx" || echo "wall at $wfps fps: the streamer ended early: $(tail -1 "$out/wall-tx.log")"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
