@@ -10,7 +10,8 @@
 #
 # RUN is NAME:RANKS:FPS:SECS[:disk] (RANKS 1: spawned, one rank per tile).
 # Default: the wall at 22 fps with a rank per tile and with one rank per
-# NIC (5), from disk at 8 fps, and at 6 fps for the CPU ratio.
+# NIC (5), from disk at 8 fps, and at 6 fps for the CPU ratio: about 6
+# minutes on 16 cores (each run takes its seconds plus 25-55 s).
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 PORTABLE_DIR RESULTS_DIR [NAME:RANKS:FPS:SECS[:disk]...]" >&2; exit 2; }
 cd "$(dirname "$0")/.."
