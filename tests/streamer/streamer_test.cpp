@@ -10,12 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -776,6 +778,60 @@ TEST_F(StreamerTest, AJobStoppedWholeForSixSecondsPlaysOnAfterwards) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
   EXPECT_THAT(text, Not(HasSubstr("no word from the coordinator")));
   EXPECT_THAT(text, Not(HasSubstr("stopped responding")));
+}
+
+// A tile rank that cannot keep up (stopped most of each tick, as a rank
+// starved of CPU is) makes the coordinator drop ticks for the whole wall
+// (common/control/tick_shedder.h): a tick it drops is missing on every
+// tile, so the ticks it sends can arrive whole everywhere.
+TEST_F(StreamerTest, AStarvedTileRankMakesTheWallDropTheSameTicksOnEveryTile) {
+  auto captures = StartCaptures();
+  const std::string out = dir_ / "run.txt", json = dir_ / "run.json";
+  MidStreamJob job =
+      StartMidStream(Launcher("-n 5", captures) + " --duration 120 --json " + json, out, 5);
+  ASSERT_GE(job.pid, 0);
+  JobGuard guard{job.pid};
+  ASSERT_EQ(job.mpirun.size(), 1u);
+  const auto tile_rank =
+      std::find_if(job.ranks.begin(), job.ranks.end(), [](int p) { return RankOf(p) == 4; });
+  ASSERT_NE(tile_rank, job.ranks.end());
+  // The coordinator looks once a second; under load give it a minute.
+  const std::string shedding = "the same on every tile";
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!testing::FileContains(out, shedding) && std::chrono::steady_clock::now() < give_up) {
+    kill(*tile_rank, SIGSTOP);  // the starving itself, not a wait: 3 of each 4 ticks (40 ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    kill(*tile_rank, SIGCONT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  kill(*tile_rank, SIGCONT);
+  const size_t before = captures[0]->frame_count();
+  testing::WaitFor([&] { return captures[0]->frame_count() >= before + 10; });
+  kill(-job.pid, SIGINT);  // Ctrl-C: the final report and JSON
+  int status = 0;
+  const bool exited = ExitsWithinAMinute(job.pid, &status);
+  for (auto& c : captures) c->Stop();
+  const std::string text = testing::FileText(out);
+  ASSERT_TRUE(exited) << text;
+  ASSERT_THAT(text, HasSubstr(shedding));
+  const auto j = nlohmann::json::parse(testing::FileText(json), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << text;
+  const uint64_t shed = j["ticks"]["shed"].get<uint64_t>();
+  EXPECT_GE(shed, 1u) << j["ticks"].dump();
+  EXPECT_GE(j["ticks"]["shed_cuts"].get<uint64_t>(), 1u);
+  // Ticks step by 90000 / 25 = 3600: a tick no tile has is one dropped for
+  // all (or, on a stalled machine, skipped by every rank at once).
+  // Counted from one tile's first timestamp, as signed steps: the 32-bit
+  // timestamp may wrap during the run.
+  std::set<int64_t> any_tile;
+  const uint32_t origin = captures[0]->frames().begin()->first;
+  for (auto& c : captures)
+    for (const auto& [ts, f] : c->frames())
+      any_tile.insert(static_cast<int32_t>(ts - origin) / 3600);
+  ASSERT_GE(any_tile.size(), 2u);
+  const int64_t span = *any_tile.rbegin() - *any_tile.begin() + 1;
+  EXPECT_GE(span - static_cast<int64_t>(any_tile.size()), 1)
+      << "no tick is missing on every tile; " << shed << " shed";
 }
 
 }  // namespace
