@@ -38,12 +38,15 @@ void TickShedder::Look(uint64_t sent, uint64_t skipped) {
   }
   const double skipped_share = static_cast<double>(skipped) / static_cast<double>(sent + skipped);
   if (skipped_share >= kCutAt) {
+    quiet_looks_ = 0;
+    if (++busy_looks_ < kBusyLooksToCut) return;
     keep_ = std::max(kMinKeep, keep_ * (1.0 - skipped_share - kMargin));
     ++cuts_;
-    quiet_looks_ = 0;
+    busy_looks_ = 0;
     ignore_looks_ = kLooksIgnoredAfterCut;
     return;
   }
+  busy_looks_ = 0;
   if (keep_ >= 1.0 || ++quiet_looks_ < kQuietLooksToRaise) return;
   quiet_looks_ = 0;
   keep_ = std::min(1.0, keep_ + kRaiseStep);

@@ -11,9 +11,12 @@
 //
 // The signal is the senders' own: of the ticks their tiles were given
 // since the last look, the share they skipped (their statistics, about a
-// second apart). At 2% or more the share kept is cut to what the senders
-// managed, less 2%; a second's worth of readings after a cut is ignored,
-// since it may still hold skips from before. After 3 readings in a row
+// second apart). At 2% or more in two readings in a row the share kept is
+// cut to what the senders managed in the last, less 2%: one reading's
+// skips are a moment's (the show starting, a seek, a stalled disk), and a
+// cut for them would drop ticks long after (each 2% back takes three
+// readings). A second's worth of readings after a cut is ignored, since
+// it may still hold skips from before. After 3 readings in a row
 // under 2% it is raised by 2% of all ticks again, up to all: a sender
 // skips now and then on a busy machine whatever the load.
 //
@@ -31,7 +34,7 @@ namespace tilestream {
 class TickShedder {
  public:
   static constexpr double kCutAt = 0.02, kMargin = 0.02, kRaiseStep = 0.02, kMinKeep = 0.25;
-  static constexpr int kQuietLooksToRaise = 3, kLooksIgnoredAfterCut = 1;
+  static constexpr int kBusyLooksToCut = 2, kQuietLooksToRaise = 3, kLooksIgnoredAfterCut = 1;
 
   // Whether the next tick that would send a frame is sent.
   bool Keep();
@@ -51,7 +54,7 @@ class TickShedder {
   double credit_ = 0;          // Bresenham: ticks owed, sent when it reaches 1
   uint32_t pending_shed_ = 0;  // ticks already decided to be shed
   uint64_t shed_ = 0, cuts_ = 0;
-  int quiet_looks_ = 0, ignore_looks_ = 0;
+  int busy_looks_ = 0, quiet_looks_ = 0, ignore_looks_ = 0;
 };
 
 }  // namespace tilestream
