@@ -451,7 +451,7 @@ class Coordinator {
       skipped += s.skipped_ticks;
     }
     const double before = shedder_.keep();
-    shedder_.Look(sent, skipped);
+    shedder_.Look(sent, skipped, static_cast<uint32_t>(streams.size()));
     if (shedder_.keep() < before)
       spdlog::warn(
           "the tile ranks skipped {} of {} tile frames: sending {:.0f}% of the ticks, the same "

@@ -1,6 +1,7 @@
 #include "common/control/tick_shedder.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tilestream {
 
@@ -30,14 +31,15 @@ bool TickShedder::Keep() {
   return true;
 }
 
-void TickShedder::Look(uint64_t sent, uint64_t skipped) {
+void TickShedder::Look(uint64_t sent, uint64_t skipped, uint32_t tiles) {
   if (sent + skipped == 0) return;  // nothing played: no news
   if (ignore_looks_ > 0) {
     --ignore_looks_;
     return;
   }
   const double skipped_share = static_cast<double>(skipped) / static_cast<double>(sent + skipped);
-  if (skipped_share >= kCutAt) {
+  const double ticks_hit = 1.0 - std::pow(1.0 - skipped_share, std::max<uint32_t>(1, tiles));
+  if (ticks_hit >= kCutAt) {
     quiet_looks_ = 0;
     if (++busy_looks_ < kBusyLooksToCut) return;
     keep_ = std::max(kMinKeep, keep_ * (1.0 - skipped_share - kMargin));
@@ -47,6 +49,10 @@ void TickShedder::Look(uint64_t sent, uint64_t skipped) {
     return;
   }
   busy_looks_ = 0;
+  if (ticks_hit >= kQuietUnder) {  // lost now and then: neither cut nor raised
+    quiet_looks_ = 0;
+    return;
+  }
   if (keep_ >= 1.0 || ++quiet_looks_ < kQuietLooksToRaise) return;
   quiet_looks_ = 0;
   keep_ = std::min(1.0, keep_ + kRaiseStep);

@@ -19,8 +19,8 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   w.latest[1].frames = 30;
   w.latest[1].disk_read_ns = 1'500'000'000;
   w.receivers[0] = {true, 25, 0, 0};
-  w.shedder.Look(90, 10);
-  w.shedder.Look(90, 10);  // 10% skipped twice: keep 0.88
+  w.shedder.Look(90, 10, 2);
+  w.shedder.Look(90, 10, 2);  // 10% of the 2 tiles' frames skipped twice: keep 0.88
   for (int i = 0; i < 25; ++i) w.shedder.Keep();
   Playback playback(100, 30, {});
   const std::string text = WallMetrics(w.View(2), &playback);
