@@ -810,12 +810,14 @@ TEST_F(StreamerTest, AStarvedTileRankMakesTheWallDropTheSameTicksOnEveryTile) {
   kill(-job.pid, SIGINT);  // Ctrl-C: the final report and JSON
   int status = 0;
   const bool exited = ExitsWithinAMinute(job.pid, &status);
+  if (!exited)  // leave nothing to the next test: the ranks are in mpirun's session
+    for (int p : InSession(job.mpirun[0])) kill(p, SIGKILL);
   for (auto& c : captures) c->Stop();
   const std::string text = testing::FileText(out);
   ASSERT_TRUE(exited) << text;
   ASSERT_THAT(text, HasSubstr(shedding));
   const auto j = nlohmann::json::parse(testing::FileText(json), nullptr, false);
-  ASSERT_TRUE(j.is_object()) << text;
+  ASSERT_TRUE(j.is_object() && j.contains("ticks")) << text;
   const uint64_t shed = j["ticks"]["shed"].get<uint64_t>();
   EXPECT_GE(shed, 1u) << j["ticks"].dump();
   EXPECT_GE(j["ticks"]["shed_cuts"].get<uint64_t>(), 1u);
