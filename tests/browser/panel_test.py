@@ -5,8 +5,9 @@ Opens the panel, waits until it shows the wall playing and a live picture,
 clicks Pause, drags the frame slider, and waits until the panel says the
 wall is paused on the frame the slider shows. Saves a screenshot and prints
 one JSON line: {"frame": the frame dragged to, "lit": the share of the live
-picture's pixels that are not black, "colours": how many it has}. Exits non-zero, saying why, if any step
-fails. Run by tests/receiver/control_room_test.cpp against a live wall.
+picture's pixels that are not black, "colours": how many it has, each the
+lesser of a look at rest and one while the panel loads a new picture}.
+Exits non-zero, saying why, if any step fails. Run by tests/receiver/control_room_test.cpp against a live wall.
 """
 import argparse
 import json
@@ -45,6 +46,16 @@ LIT_ENOUGH = 0.2  # the tiles are in, not only the bezels
 
 def picture(driver):
     lit, colours = driver.execute_script(PICTURE_JS)
+    return lit, colours
+
+
+def picture_while_refreshing(driver):
+    """The picture just after the panel has asked for a new one and set it
+    loading: the panel refreshes it every second, and it may never show a
+    picture that is still loading (a blank one) meanwhile."""
+    lit, colours = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "refreshPicture().then(() => setTimeout(() => done((() => {" + PICTURE_JS + "})()), 0));")
     return lit, colours
 
 
@@ -95,7 +106,7 @@ def main():
         wait(driver, f"the wall on frame {frame}",
              lambda d: text_of(d, "frame-label").startswith(f"frame {frame} /")
              and text_of(d, "state") == "paused" and not text_of(d, "error"), args.timeout)
-        lit, colours = picture(driver)
+        lit, colours = min(picture(driver), picture_while_refreshing(driver))
         driver.save_screenshot(args.screenshot)
         print(json.dumps({"frame": frame, "lit": lit, "colours": colours}))
     finally:
