@@ -7,7 +7,8 @@ wall is paused on the frame the slider shows. Saves a screenshot and prints
 one JSON line: {"frame": the frame dragged to, "lit": the share of the live
 picture's pixels that are not black, "colours": how many it has, each the
 lesser of a look at rest and one while the panel loads a new picture}.
-Exits non-zero, saying why, if any step fails. Run by tests/receiver/control_room_test.cpp against a live wall.
+Exits non-zero, saying why, if any step fails. Run by
+tests/receiver/control_room_test.cpp against a live wall.
 """
 import argparse
 import json
