@@ -83,7 +83,8 @@ nlohmann::json FinalTileJson(const std::string& name, double seconds, const Tile
                       {"retransmit_late", a.retransmit_late},
                       {"unrecoverable", st.loss.unrecoverable},
                       {"frames_repaired", a.frames_repaired},
-                      {"feedback_errors", st.socket.feedback_errors}};
+                      {"feedback_errors", st.socket.feedback_errors},
+                      {"feedback_refusals", st.socket.feedback_refusals.Text()}};
   if (!st.receive_error.ok()) j["receive_error"] = st.receive_error.message();
   return j;
 }

@@ -26,6 +26,7 @@
 #include "streamer/placement.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
+#include "streamer/refusal_log.h"
 #include "streamer/report.h"
 #include "streamer/sdp_files.h"
 #include "streamer/thumbnail_board.h"
@@ -428,6 +429,7 @@ class Coordinator {
       previous_[t] = latest_[t];
     }
     last_second_ = streams;
+    LogRefusals();
     if (options_.shed) LookForOverload(streams);
     if (!options_.quiet) {
       std::string sync;
@@ -439,6 +441,21 @@ class Coordinator {
       }
       fmt::print("{}{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams), sync);
       std::fflush(stdout);
+    }
+  }
+
+  // Each kind of refused send per tile, when it starts, once a minute while
+  // it goes on, and when it stops (streamer/refusal_log.h).
+  void LogRefusals() {
+    refusal_lines_.clear();
+    const int64_t now = clock_.NowNs();
+    for (uint32_t t = 0; t < tiles_; ++t)
+      refusal_log_.Look(t, TileName(c_, t), latest_[t].refusals, now, &refusal_lines_);
+    for (const RefusalLog::Line& line : refusal_lines_) {
+      if (line.warning)
+        spdlog::warn("{}", line.text);
+      else
+        spdlog::info("{}", line.text);
     }
   }
 
@@ -548,6 +565,8 @@ class Coordinator {
   std::optional<Playback> playback_;  // play mode only
   ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
+  RefusalLog refusal_log_{tiles_};
+  std::vector<RefusalLog::Line> refusal_lines_;
   std::unique_ptr<HttpApi> http_;  // last: its threads stop before the rest goes
 };
 

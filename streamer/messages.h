@@ -7,6 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+
+#include "common/net/send_errors.h"
 
 namespace tilestream {
 
@@ -63,8 +66,8 @@ struct TileStats {
   uint64_t packets = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
-  uint64_t send_errors = 0;  // datagrams dropped (refused, no buffer)
-  uint64_t refused = 0;      // of which: receiver gone (ICMP unreachable)
+  uint64_t send_errors = 0;  // datagrams the kernel refused (all errnos)
+  RefusalCounts refusals;    // of which, per errno
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;
   uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/send/pacer.h)
@@ -78,5 +81,6 @@ struct TileStats {
   int64_t elapsed_ns = 0;    // since the tile started streaming
   char error[200] = {};      // the first run-time error, reported once
 };
+static_assert(std::is_trivially_copyable_v<TileStats>, "sent as MPI_BYTE");
 
 }  // namespace tilestream

@@ -20,7 +20,7 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
     r.disk_mbytes_per_s = s.disk_bytes / seconds / 1e6;
   }
   r.send_errors = s.send_errors;
-  r.refused = s.refused;
+  r.refusals = s.refusals;
   r.frames = s.frames;
   r.late_frames = s.late_frames;
   r.skipped_ticks = s.skipped_ticks;
@@ -82,7 +82,7 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
         "tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
         "frames {} ({} late, {} skipped, {} missed){}\n",
         s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
-        s.refused ? fmt::format(" ({} receiver gone)", s.refused) : "", s.disk_mbytes_per_s,
+        s.send_errors ? fmt::format(" ({})", s.refusals.Text()) : "", s.disk_mbytes_per_s,
         s.frames, s.late_frames, s.skipped_ticks, s.missed_frames,
         s.nacks ? fmt::format("  NACKs {}: {} packets sent again, {} too old, {} over the cap",
                               s.nacks, s.retransmitted, s.refused_old, s.refused_cap)
@@ -118,6 +118,14 @@ std::string SyncReportLine(const SwapSyncMaster& sync) {
 
 namespace {
 
+// {"EPERM": 12, ...}: the errnos that refused any.
+nlohmann::json RefusalJson(const RefusalCounts& refusals) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t k = 0; k < RefusalCounts::kSlots; ++k)
+    if (refusals.at(k) > 0) j[RefusalCounts::SlotName(k)] = refusals.at(k);
+  return j;
+}
+
 nlohmann::json StreamJson(const StreamSummary& s) {
   return {{"tile", s.tile},
           {"nic", s.nic},
@@ -125,7 +133,7 @@ nlohmann::json StreamJson(const StreamSummary& s) {
           {"mbps", s.mbps},
           {"cpu_percent", s.cpu_percent},
           {"send_errors", s.send_errors},
-          {"refused", s.refused},
+          {"refusals", RefusalJson(s.refusals)},
           {"disk_mbytes_per_s", s.disk_mbytes_per_s},
           {"frames", s.frames},
           {"late_frames", s.late_frames},
@@ -201,6 +209,7 @@ TileStats Delta(const TileStats& now, const TileStats& before) {
   d.cpu_ns -= before.cpu_ns;
   d.elapsed_ns -= before.elapsed_ns;
   d.send_errors -= before.send_errors;
+  d.refusals -= before.refusals;
   d.late_frames -= before.late_frames;
   d.skipped_ticks -= before.skipped_ticks;
   d.ticks_seen_late -= before.ticks_seen_late;

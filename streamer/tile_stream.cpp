@@ -109,6 +109,7 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
 
 void TileStream::Queue(uint64_t frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
                        int64_t give_up_ns) {
+  if (!sender_->ended().ok()) return;  // stays idle: neither sent nor skipped
   state_ = State::kWaiting;
   frame_ = frame;
   timestamp_ = timestamp;
@@ -136,8 +137,11 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     return;
   }
   if (state_ != State::kSending) return;
+  // A refusal costs its datagrams only (TileSender counts it); this is an
+  // error after which the socket can never send (common/net/send_errors.h).
   if (const IoStatus e = sender_->SendBurst(hurry); !e.ok())
-    Report(fmt::format("send: {}", e.message()));
+    Report(fmt::format("send: {} ({}): the socket cannot send again, the tile stops streaming",
+                       e.message(), ErrnoName(e.error)));
   if (sender_->sending()) return;
   if (acquired_) {
     frames_->Release();  // the ring frees the frame before this one
@@ -189,7 +193,7 @@ const TileStats& TileStream::Collect(int64_t cpu_ns, int64_t elapsed_ns) {
   stats_.bytes = s.bytes;
   stats_.syscalls = s.syscalls;
   stats_.send_errors = s.dropped;
-  stats_.refused = s.refused;
+  stats_.refusals = s.refusals;
   stats_.disk_bytes = d.bytes_read;
   stats_.disk_read_ns = d.read_ns;
   stats_.pacer_squeezes = sender_->pacer().stats().squeezes;

@@ -34,7 +34,8 @@ class TileStream {
 
   // The frame to send next, paced over [start_ns, start_ns + interval_ns)
   // once its pixels are in; if they are not by give_up_ns the frame is
-  // missed (or, after a read error, the last frame is sent again).
+  // missed (or, after a read error, the last frame is sent again). Nothing
+  // once a hard send error ended the tile.
   // REQUIRES: !busy().
   void Queue(uint64_t frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,
              int64_t give_up_ns);

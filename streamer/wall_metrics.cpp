@@ -23,7 +23,7 @@ void TileCounters(const WallStatusView& v, MetricsText* m) {
        [](const TileStats& s) { return double(s.bytes); }},
       {"tilestream_tile_sent_packets_total", "RTP packets sent",
        [](const TileStats& s) { return double(s.packets); }},
-      {"tilestream_tile_send_errors_total", "datagrams the kernel refused or dropped",
+      {"tilestream_tile_send_errors_total", "datagrams the kernel refused (all errnos)",
        [](const TileStats& s) { return double(s.send_errors); }},
       {"tilestream_tile_disk_read_bytes_total", "bytes read from the tile store",
        [](const TileStats& s) { return double(s.disk_bytes); }},
@@ -53,6 +53,24 @@ void TileCounters(const WallStatusView& v, MetricsText* m) {
                  {"nic", c.nic_label(c.routes[t].nic)},
                  {"node", c.nodes[c.routes[t].node].name}},
                 k.value(v.latest[t]));
+    }
+  }
+}
+
+// Per tile and errno, the refusals that happened (a family with no samples
+// until one does).
+void RefusalCounters(const WallStatusView& v, MetricsText* m) {
+  m->Family("tilestream_tile_send_refusals_total", "counter",
+            "datagrams the kernel refused, by errno: each cost that datagram only, repaired "
+            "like any loss");
+  const WallConfig& c = v.config;
+  for (uint32_t t = 0; t < c.tile_count() && t < v.latest.size(); ++t) {
+    for (size_t k = 0; k < RefusalCounts::kSlots; ++k) {
+      if (v.latest[t].refusals.at(k) == 0) continue;
+      m->Sample({{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
+                 {"nic", c.nic_label(c.routes[t].nic)},
+                 {"errno", RefusalCounts::SlotName(k)}},
+                double(v.latest[t].refusals.at(k)));
     }
   }
 }
@@ -114,6 +132,7 @@ void PlaybackMetrics(const Playback* p, MetricsText* m) {
 std::string WallMetrics(const WallStatusView& v, const Playback* playback) {
   MetricsText m;
   TileCounters(v, &m);
+  RefusalCounters(v, &m);
   ReceiverGauges(v, &m);
   SyncMetrics(v, &m);
   PlaybackMetrics(playback, &m);

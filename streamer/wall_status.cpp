@@ -14,6 +14,7 @@ nlohmann::json TileStatus(const WallStatusView& v, uint32_t t) {
     tile["gbps"] = s.mbps / 1000;
     tile["disk_mbytes_per_s"] = s.disk_mbytes_per_s;
     tile["send_errors"] = v.latest[t].send_errors;
+    tile["send_refusals"] = v.latest[t].refusals.Text();
     tile["late_frames"] = v.latest[t].late_frames;
   }
   if (t < v.receivers.size() && v.receivers[t].known) {

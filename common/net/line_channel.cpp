@@ -20,7 +20,11 @@ bool SetNonBlocking(int fd) {
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-bool IsSoft(int err) { return err == EINTR || err == EAGAIN || err == EWOULDBLOCK; }
+// Try again when the socket is ready; any other error ends this connection
+// only (docs/decisions.md, "A send the kernel refuses").
+bool IsSoft(int err) {
+  return err == EINTR || err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS || err == ENOMEM;
+}
 
 }  // namespace
 

@@ -28,13 +28,14 @@ namespace {
 
 constexpr int kMaxNoBufferRetries = 64;
 
-bool IsSoftSendError(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS; }
-
 // A UDP_SEGMENT control message (the segment size, 16 bits).
 constexpr size_t kGsoControlSize = CMSG_SPACE(sizeof(uint16_t));
 
-// The kernel refuses GSO for this route or device: send datagram by datagram.
-bool IsGsoRefusal(int e) { return e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP; }
+// The kernel refuses GSO for this route or device (EINVAL: segments larger
+// than the route's MTU, which may have shrunk): send datagram by datagram.
+bool IsGsoRefusal(int e) {
+  return e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP || e == EINVAL;
+}
 
 // Sets a socket buffer, forcing past the sysctl maximum where permitted.
 // Returns what the kernel granted; warns once per process if it is less.
@@ -240,16 +241,17 @@ IoStatus UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
     }
     const int e = errno;
     const uint32_t group = message_first_[sent + 1] - message_first_[sent];
-    const ErrorAction action = OnSendError(e, &retries, group);
-    if (action == ErrorAction::kRetry) continue;
-    if (action == ErrorAction::kDropped) {
-      ++sent;
-      continue;
-    }
     if (IsGsoRefusal(e) && group > 1) {
       gso_ = false;
       ++stats_.gso_fallbacks;
       return SendMmsg(message_first_[sent], datagrams - message_first_[sent]);
+    }
+    const ErrorAction action = OnSendError(e, &retries, group);
+    if (action == ErrorAction::kRetry) continue;
+    if (action == ErrorAction::kDropped) {
+      ++sent;
+      retries = 0;
+      continue;
     }
     return {e};
   }
@@ -278,32 +280,42 @@ IoStatus UdpSender::SendMmsg(uint32_t first, uint32_t count) {
     const int e = errno;
     const ErrorAction action = OnSendError(e, &retries, 1);  // the call's first datagram
     if (action == ErrorAction::kHard) return {e};
-    if (action == ErrorAction::kDropped) ++sent;
+    if (action == ErrorAction::kDropped) {
+      ++sent;
+      retries = 0;
+    }
   }
   return {};
 }
 
 UdpSender::ErrorAction UdpSender::OnSendError(int e, int* retries, uint32_t datagrams) {
-  if (e == EINTR) return ErrorAction::kRetry;
-  if (IsSoftSendError(e) && (*retries)++ < kMaxNoBufferRetries) {
-    ++stats_.no_buffer;
-    sched_yield();
-    return ErrorAction::kRetry;
+  switch (ClassifySendError(e)) {
+    case SendErrorClass::kRetry:
+      return ErrorAction::kRetry;
+    case SendErrorClass::kFullBuffer:
+      if ((*retries)++ < kMaxNoBufferRetries) {
+        ++stats_.no_buffer;
+        sched_yield();
+        return ErrorAction::kRetry;
+      }
+      break;  // a buffer that stays full: those datagrams are refused
+    case SendErrorClass::kRefused:
+      break;
+    case SendErrorClass::kHard:
+      return ErrorAction::kHard;
   }
-  if (IsSoftSendError(e) || e == ECONNREFUSED) {
-    if (e == ECONNREFUSED) stats_.refused += datagrams;
-    stats_.dropped += datagrams;
-    return ErrorAction::kDropped;
-  }
-  return ErrorAction::kHard;
+  stats_.refusals.Add(e, datagrams);
+  stats_.dropped += datagrams;
+  return ErrorAction::kDropped;
 }
 
 ssize_t UdpSender::ReceiveFeedback(std::span<std::byte> buffer) {
   const ssize_t n = recv(fd_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
   if (n >= 0) return n;
   if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
-  if (errno == ECONNREFUSED) {
-    ++stats_.refused;
+  // An ICMP error of an earlier datagram (ECONNREFUSED, EHOSTUNREACH, ...).
+  if (ClassifySendError(errno) == SendErrorClass::kRefused) {
+    stats_.refusals.Add(errno, 1);
     ++stats_.dropped;
   }
   return 0;
@@ -322,8 +334,10 @@ void UdpReceiver::SetTimeoutUs(int64_t us) {
 void UdpReceiver::SendTo(std::span<const std::byte> datagram, const sockaddr_storage& to) {
   const socklen_t length = to.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
   if (sendto(fd_.get(), datagram.data(), datagram.size(), MSG_DONTWAIT,
-             reinterpret_cast<const sockaddr*>(&to), length) < 0)
-    ++stats_.feedback_errors;
+             reinterpret_cast<const sockaddr*>(&to), length) < 0) {
+    ++stats_.feedback_errors;  // whatever the errno: the loss tracker asks again
+    stats_.feedback_refusals.Add(errno, 1);
+  }
 }
 
 Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {

@@ -5,8 +5,10 @@
 // each of one size (its last may be shorter) as a list of iovecs, and hands
 // them all to the kernel in one sendmmsg: with UDP GSO (UDP_SEGMENT) one
 // message per GSO send (up to 64 datagrams, 64 KB); where the kernel or
-// device refuses GSO, one message per datagram from then on. ECONNREFUSED (receiver gone: ICMP port
-// unreachable), ENOBUFS, EAGAIN and EINTR are soft: counted, never fatal.
+// device refuses GSO, one message per datagram from then on. A message the
+// kernel refuses (common/net/send_errors.h: a firewall's EPERM, a receiver
+// gone, a route down, a buffer that stays full) costs its datagrams only:
+// they are counted by errno and the rest of the call is sent.
 //
 // UdpReceiver: bound to an address and port, UDP_GRO on, recvmmsg into
 // buffers sized at Open; coalesced GRO buffers are split back into datagrams.
@@ -35,6 +37,7 @@
 
 #include "common/base/result.h"
 #include "common/base/unique_fd.h"
+#include "common/net/send_errors.h"
 
 namespace tilestream {
 
@@ -61,8 +64,9 @@ struct SocketAddress {
 };
 
 // The outcome of a socket call on a hot path: ok, or the errno of a hard
-// error (the socket or its route is unusable). Soft errors (a full buffer, a
-// receiver gone, a signal) are counted in the stats and are not errors here.
+// error (the socket can never send again). Refusals of single messages (a
+// firewall, a full buffer, a receiver or route gone) and signals are
+// counted in the stats and are not errors here.
 struct IoStatus {
   int error = 0;
   bool ok() const { return error == 0; }
@@ -88,9 +92,9 @@ struct SendStats {
   uint64_t datagrams = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
-  uint64_t refused = 0;    // datagrams dropped by ECONNREFUSED (receiver gone)
   uint64_t no_buffer = 0;  // ENOBUFS/EAGAIN: retried
-  uint64_t dropped = 0;    // all datagrams given up: refused, or no buffer after retries
+  uint64_t dropped = 0;    // all datagrams given up: refusals.total()
+  RefusalCounts refusals;  // the datagrams given up, by errno
   uint64_t gso_fallbacks = 0;
 };
 
@@ -130,7 +134,7 @@ class UdpSender {
 
   // What the receiver sent back on this (connected) socket: RTCP feedback.
   // Returns the datagram's length; 0 for an ICMP error taken off the socket
-  // (ECONNREFUSED counts one datagram refused); -1 when there is nothing.
+  // (counted as one datagram refused by its errno); -1 when there is nothing.
   // Never blocks.
   ssize_t ReceiveFeedback(std::span<std::byte> buffer);
   bool gso() const { return gso_; }
@@ -148,9 +152,10 @@ class UdpSender {
   uint32_t GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m);
   IoStatus SendGso(uint32_t messages, uint32_t datagrams);
   IoStatus SendMmsg(uint32_t first, uint32_t count);
-  // Counts a failed send of `datagrams` datagrams and says what follows:
-  // EINTR and a full buffer (a bounded number of times) retry, ECONNREFUSED
-  // and a buffer that stays full drop them, the rest is hard.
+  // Counts a failed send of `datagrams` datagrams and says what follows
+  // (common/send_errors.h): EINTR and a full buffer (a bounded number of
+  // times) retry, a refusal or a buffer that stays full drops them, a hard
+  // error ends the call.
   enum class ErrorAction { kRetry, kDropped, kHard };
   ErrorAction OnSendError(int e, int* retries, uint32_t datagrams);
 
@@ -186,7 +191,8 @@ struct ReceiveStats {
   // Dropped by the kernel with the socket buffer full (see UpdateKernelDrops):
   // a GSO message of many datagrams counts once.
   uint64_t kernel_drops = 0;
-  uint64_t feedback_errors = 0;  // SendTo failures
+  uint64_t feedback_errors = 0;      // SendTo failures, each costing that datagram only
+  RefusalCounts feedback_refusals;  // the same, by errno
   // Discard: the times a receiver far behind threw away what was queued,
   // and the bytes (as datagrams carry them) it threw away unread.
   uint64_t catch_ups = 0;

@@ -118,6 +118,7 @@ std::span<const DatagramRun> TileSender::BuildBurst(const std::byte* frame, uint
 
 void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                             int64_t interval_ns) {
+  if (!ended_.ok()) return;
   pacer_.BeginFrame(start_ns, std::max<int64_t>(1, static_cast<int64_t>(interval_ns * fraction_)),
                     packetizer_.packet_count(), packetizer_.frame_payload_bytes());
   frame_ = frame;
@@ -141,7 +142,10 @@ IoStatus TileSender::SendBurst(bool hurry) {
   if (e.ok() && next_ < count) return e;
   frame_ = nullptr;
   stats_.sequence += count;
-  if (!e.ok()) return e;
+  if (!e.ok()) {
+    ended_ = e;
+    return e;
+  }
   ++stats_.frames;
   if (late_) ++stats_.late_frames;
   return {};
@@ -229,6 +233,7 @@ void TileSender::FlushRetransmissions() {
 IoStatus TileSender::SendFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                                int64_t interval_ns, const std::function<bool()>& hurry) {
   BeginFrame(frame, timestamp, start_ns, interval_ns);
+  if (!sending()) return ended_;
   for (;;) {
     const bool late = late_ || (hurry && hurry());
     if (!late) pacer_.WaitForSlot(next_);

@@ -78,11 +78,17 @@ class TileSender {
   // (streamer/tile_stream.h): BeginFrame plans the frame, NextBurstNs says
   // when its next burst is due (INT64_MIN unpaced), SendBurst sends that
   // burst (at or after then; at once when hurrying) and ends the frame with
-  // its last burst or a hard socket error (which it returns).
+  // its last burst or a hard socket error (which it returns). A datagram the
+  // kernel refuses costs that datagram only (counted in socket().stats(),
+  // repaired like any loss): the frame goes on with its own sequence
+  // numbers. A hard error (the socket can never send again,
+  // common/net/send_errors.h) ends the sender: BeginFrame does nothing
+  // after it and ended() says why.
   // REQUIRES: BeginFrame only when !sending(); SendBurst only when sending().
   void BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t start_ns,
                   int64_t interval_ns);
   bool sending() const { return frame_ != nullptr; }
+  const IoStatus& ended() const { return ended_; }  // ok while it may send
   int64_t NextBurstNs() const { return pacer_.DueNs(next_); }
   IoStatus SendBurst(bool hurry);
 
@@ -133,6 +139,7 @@ class TileSender {
   const std::byte* frame_ = nullptr;
   uint32_t timestamp_ = 0, next_ = 0;
   bool late_ = false;
+  IoStatus ended_;
   // Retransmission.
   double share_, budget_ = 0, budget_max_ = 0;  // bytes
   uint8_t rtx_payload_type_;

@@ -198,7 +198,7 @@ TEST(UdpSocket, MissingReceiverIsASoftError) {
     ASSERT_TRUE(sender.Send({&iov, 1}, sizeof b).ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_GT(sender.stats().refused, 0u);  // ICMP port unreachable came back
+  EXPECT_GT(sender.stats().refusals.of(ECONNREFUSED), 0u);  // ICMP port unreachable came back
 }
 
 TEST(UdpSocket, ReceiveTimesOutWithZero) {
@@ -258,6 +258,116 @@ TEST(UdpSocket, ASendWhoseGsoIsRefusedFallsBackToSendmmsgAndLosesNothing) {
   for (size_t d = 0; d < got.size(); ++d) {
     ASSERT_EQ(got[d].size(), 1400u);
     EXPECT_EQ(got[d][0], bytes[(d % 10) * 1400]) << d;
+  }
+}
+
+// The kernel refusing one message of a sendmmsg, as a firewall rule or a
+// route does: the message whose first byte is g_refused_mark fails with
+// g_refused_errno, the ones before it go out (sendmmsg returns their count,
+// as the kernel does), the call after it starts with the refused one.
+unsigned char g_refused_mark = 0;
+int g_refused_errno = 0;
+int g_refusals = 0;
+
+int RefuseMarked(int fd, mmsghdr* messages, unsigned count, int flags) {
+  for (unsigned i = 0; i < count; ++i) {
+    const auto* first = static_cast<const unsigned char*>(messages[i].msg_hdr.msg_iov[0].iov_base);
+    if (*first != g_refused_mark) continue;
+    if (i > 0) return ::sendmmsg(fd, messages, i, flags);
+    ++g_refusals;
+    errno = g_refused_errno;
+    return -1;
+  }
+  return ::sendmmsg(fd, messages, count, flags);
+}
+
+// `count` datagrams of `size` bytes, datagram d starting with byte d.
+std::vector<std::byte> Numbered(size_t count, size_t size) {
+  std::vector<std::byte> bytes(count * size, std::byte{0xee});
+  for (size_t d = 0; d < count; ++d) bytes[d * size] = std::byte(d);
+  return bytes;
+}
+
+// The first bytes of what arrived.
+std::vector<int> Arrived(UdpReceiver& r, size_t want) {
+  std::vector<int> firsts;
+  for (const auto& d : Drain(r, want)) firsts.push_back(static_cast<int>(d[0]));
+  return firsts;
+}
+
+TEST(UdpSocket, ARefusalAtMessageKSendsTheOthersAndCountsThatOneByItsErrno) {
+  for (const int e : {EPERM, EACCES, ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, ENETDOWN,
+                      EADDRNOTAVAIL, EKEYEXPIRED}) {
+    UdpReceiver receiver = OpenReceiver();
+    g_refused_mark = 4;
+    g_refused_errno = e;
+    g_refusals = 0;
+    SocketCalls calls;
+    calls.sendmmsg = RefuseMarked;
+    UdpSender sender = OpenSender(receiver.port(), /*gso=*/false, calls);
+    const std::vector<std::byte> bytes = Numbered(10, 1400);
+    const iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
+    const IoStatus status = sender.Send({&iov, 1}, 1400);
+    EXPECT_TRUE(status.ok()) << ErrnoName(e) << ": " << status.message();
+    EXPECT_EQ(g_refusals, 1) << ErrnoName(e) << ": asked once, never again";
+    EXPECT_EQ(sender.stats().datagrams, 9u) << ErrnoName(e);
+    EXPECT_EQ(sender.stats().dropped, 1u) << ErrnoName(e);
+    EXPECT_EQ(sender.stats().refusals.of(e), 1u) << ErrnoName(e);
+    EXPECT_EQ(sender.stats().refusals.total(), 1u) << ErrnoName(e);
+    EXPECT_EQ(Arrived(receiver, 9), (std::vector<int>{0, 1, 2, 3, 5, 6, 7, 8, 9})) << ErrnoName(e);
+  }
+}
+
+// With GSO a message is several datagrams: the kernel refuses them together.
+TEST(UdpSocket, ARefusedGsoMessageCostsItsDatagramsOnlyAndGsoStaysOn) {
+  UdpReceiver receiver = OpenReceiver();
+  g_refused_mark = 3;  // the second message: datagrams 3, 4, 5 (3 of 20,000 bytes a message)
+  g_refused_errno = EPERM;
+  SocketCalls calls;
+  calls.sendmmsg = RefuseMarked;
+  UdpSender sender = OpenSender(receiver.port(), /*gso=*/true, calls);
+  if (!sender.gso()) GTEST_SKIP() << "no UDP GSO on this kernel";
+  const std::vector<std::byte> bytes = Numbered(9, 20000);
+  const iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
+  ASSERT_TRUE(sender.Send({&iov, 1}, 20000).ok());
+  EXPECT_TRUE(sender.gso());
+  EXPECT_EQ(sender.stats().datagrams, 6u);
+  EXPECT_EQ(sender.stats().refusals.of(EPERM), 3u);
+  EXPECT_EQ(Arrived(receiver, 6), (std::vector<int>{0, 1, 2, 6, 7, 8}));
+}
+
+TEST(UdpSocket, ABufferThatStaysFullIsRetriedABoundedNumberOfTimesThenRefusesThatDatagram) {
+  UdpReceiver receiver = OpenReceiver();
+  g_refused_mark = 1;
+  g_refused_errno = ENOBUFS;
+  g_refusals = 0;
+  SocketCalls calls;
+  calls.sendmmsg = RefuseMarked;
+  UdpSender sender = OpenSender(receiver.port(), /*gso=*/false, calls);
+  const std::vector<std::byte> bytes = Numbered(3, 1400);
+  const iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
+  ASSERT_TRUE(sender.Send({&iov, 1}, 1400).ok());
+  EXPECT_GT(g_refusals, 1);
+  EXPECT_LE(g_refusals, 100);
+  EXPECT_EQ(sender.stats().no_buffer, static_cast<uint64_t>(g_refusals - 1));
+  EXPECT_EQ(sender.stats().refusals.of(ENOBUFS), 1u);
+  EXPECT_EQ(Arrived(receiver, 2), (std::vector<int>{0, 2}));
+}
+
+TEST(UdpSocket, AnErrorAfterWhichTheSocketCannotSendIsReturnedAndEndsTheCall) {
+  for (const int e : {EBADF, ENOTSOCK, EFAULT, EINVAL, EMSGSIZE, ENOTCONN}) {
+    UdpReceiver receiver = OpenReceiver();
+    g_refused_mark = 2;
+    g_refused_errno = e;
+    SocketCalls calls;
+    calls.sendmmsg = RefuseMarked;
+    UdpSender sender = OpenSender(receiver.port(), /*gso=*/false, calls);
+    const std::vector<std::byte> bytes = Numbered(5, 1400);
+    const iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
+    const IoStatus status = sender.Send({&iov, 1}, 1400);
+    EXPECT_EQ(status.error, e) << ErrnoName(e);
+    EXPECT_EQ(sender.stats().datagrams, 2u) << ErrnoName(e) << ": those before it went out";
+    EXPECT_EQ(sender.stats().refusals.total(), 0u) << ErrnoName(e);
   }
 }
 

@@ -204,6 +204,77 @@ TEST_F(Loopback, InStepsEachBurstIsDueInTurnAndTheFrameArrivesWhole) {
   EXPECT_EQ(unpaced->NextBurstNs(), std::numeric_limits<int64_t>::min()) << "due at once";
 }
 
+// The kernel refusing the message that starts with RTP sequence number
+// g_refused_sequence (a firewall rule on the sender's output), as the
+// kernel does: the messages before it go out, the call returns their count.
+uint16_t g_refused_sequence = 0;
+int g_refused_errno = 0;
+
+int RefuseSequence(int fd, mmsghdr* messages, unsigned count, int flags) {
+  for (unsigned i = 0; i < count; ++i) {
+    const auto* rtp = static_cast<const std::byte*>(messages[i].msg_hdr.msg_iov[0].iov_base);
+    if (LoadBE16(rtp + 2) != g_refused_sequence) continue;
+    if (i > 0) return ::sendmmsg(fd, messages, i, flags);
+    errno = g_refused_errno;
+    return -1;
+  }
+  return ::sendmmsg(fd, messages, count, flags);
+}
+
+class Refusing : public Loopback {
+ protected:
+  std::unique_ptr<TileSender> MakeRefusingSender(uint16_t sequence, int e,
+                                                 bool retransmission = false) {
+    g_refused_sequence = sequence;
+    g_refused_errno = e;
+    TileSenderOptions o;
+    o.packetizer.tile = kTile;
+    o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
+    o.packetizer.ssrc = 77;
+    o.socket.destination = "127.0.0.1";
+    o.socket.port = receiver_->port();
+    o.socket.gso = false;  // a message per datagram: the refusal is of one
+    o.socket.calls.sendmmsg = RefuseSequence;
+    o.pacing = false;
+    o.retransmission = retransmission;
+    o.retransmission_share = 1.0;
+    auto s = TileSender::Create(o, &clock_);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return std::move(s).value();
+  }
+};
+
+TEST_F(Refusing, ARefusedDatagramCostsItOnlyAndTheFramesKeepTheirSequenceNumbers) {
+  auto sender = MakeRefusingSender(5, EPERM);
+  const uint32_t n = sender->packetizer().packet_count();
+  const auto f0 = PatternFrame(kTile, 1), f1 = PatternFrame(kTile, 2);
+  ASSERT_TRUE(sender->SendFrame(f0.data(), 1000, clock_.NowNs(), 1'000'000, nullptr).ok());
+  ASSERT_TRUE(sender->SendFrame(f1.data(), 4600, clock_.NowNs(), 1'000'000, nullptr).ok());
+  const Collected c = Receive(2 * n - 1);
+  ASSERT_EQ(c.sequences.size(), 2 * n - 1);
+  for (uint32_t i = 0, k = 0; i < 2 * n; ++i) {
+    if (i == 5) continue;
+    EXPECT_EQ(c.sequences[k++], i);
+  }
+  EXPECT_EQ(c.markers, 2u);
+  EXPECT_EQ(sender->stats().frames, 2u);
+  EXPECT_TRUE(sender->ended().ok());
+  EXPECT_EQ(sender->socket().stats().refusals.of(EPERM), 1u);
+  EXPECT_EQ(sender->socket().stats().dropped, 1u);
+}
+
+TEST_F(Refusing, AnErrorAfterWhichTheSocketCannotSendEndsTheSenderWithIt) {
+  auto sender = MakeRefusingSender(5, EBADF);
+  const auto f = PatternFrame(kTile, 1);
+  EXPECT_EQ(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr).error, EBADF);
+  EXPECT_EQ(sender->ended().error, EBADF);
+  EXPECT_EQ(sender->socket().stats().datagrams, 5u);
+  EXPECT_EQ(sender->SendFrame(f.data(), 4600, clock_.NowNs(), 1'000'000, nullptr).error, EBADF);
+  EXPECT_FALSE(sender->sending());
+  EXPECT_EQ(sender->socket().stats().datagrams, 5u) << "nothing more after the end";
+  EXPECT_EQ(sender->stats().frames, 0u);
+}
+
 // Retransmission: the receiver's Generic NACK comes back on the stream's
 // socket; the sender answers with RFC 4588 packets of the last two frames.
 class Retransmitting : public Loopback {
@@ -311,6 +382,33 @@ TEST_F(Retransmitting, RetransmitsNoMoreThanItsBucketAndShareOfTheBytesSent) {
   EXPECT_GT(st.refused_cap, 0u);
   EXPECT_EQ(st.retransmitted + st.refused_cap, 8u * n);
   EXPECT_LE(static_cast<double>(st.retransmitted_bytes), 128 * 1024 + 0.1 * stream_bytes);
+}
+
+TEST_F(Retransmitting, ARefusedDatagramIsRepairedLikeAnyLoss) {
+  g_refused_sequence = 3;
+  g_refused_errno = EPERM;
+  TileSenderOptions o;
+  o.packetizer.tile = kTile;
+  o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
+  o.packetizer.ssrc = 77;
+  o.socket.destination = "127.0.0.1";
+  o.socket.port = receiver_->port();
+  o.socket.gso = false;
+  o.socket.calls.sendmmsg = RefuseSequence;
+  o.pacing = false;
+  o.retransmission = true;
+  o.retransmission_share = 1.0;
+  o.rtx_payload_type = 97;
+  o.rtx_ssrc = 78;
+  auto sender = std::move(TileSender::Create(o, &clock_)).value();
+  const auto f = PatternFrame(kTile, 1);
+  ASSERT_TRUE(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr).ok());
+  Collect(sender->packetizer().packet_count() - 1);
+  EXPECT_EQ(original_.count(3), 0u);
+  Nack(*sender, {3});
+  Collect(1);
+  ASSERT_EQ(rtx_.count(3), 1u) << "the refused packet, sent again";
+  EXPECT_EQ(sender->stats().retransmitted, 1u);
 }
 
 TEST_F(Retransmitting, TakesWhatIsNotRtcpOrBrokenWithoutAnAnswer) {
