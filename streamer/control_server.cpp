@@ -111,6 +111,7 @@ void ControlServer::Accept() {
   for (;;) {
     UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd.valid()) return;
+    DetectDeadPeer(fd.get());
     auto c = std::make_unique<Client>();
     c->channel = LineChannel(std::move(fd), config_.control.max_line_bytes);
     c->authorised = token_.empty();

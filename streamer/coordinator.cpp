@@ -45,6 +45,9 @@ constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 m
 constexpr int kConfirmSilenceMs = 100;
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
 constexpr int64_t kHealthCheckNs = 50'000'000;  // playing, tiles' silence is checked this often
+// A tile that misses this many ticks in a row is left out of the swap sync
+// until it reports in time again (common/control/swap_sync.h).
+constexpr uint32_t kSyncDropAfter = 3;
 
 std::string TileName(const WallConfig& c, uint32_t tile) {
   return TileId::FromIndex(tile, c.wall.layout).Name();
@@ -66,7 +69,7 @@ class Coordinator {
         hosts_(tiles_),
         final_(tiles_, false),
         plan_(c_, static_cast<uint32_t>(std::max(1, comm.size - 1))),
-        sync_(tiles_, c_.sync.partial) {
+        sync_(tiles_, c_.sync.partial, kSyncDropAfter) {
     if (auto d = DoorbellRinger::Open(comm.size); d.ok())
       doorbells_.emplace(std::move(d).value());
     else  // the tile ranks poll MPI instead
@@ -531,6 +534,24 @@ class Coordinator {
     events_.clear();
     sync_.Decide(clock_.NowNs(), &events_);
     server_->SendSync(events_);
+    LogSyncChanges();
+  }
+
+  // A tile left out of the swap sync for missing ticks, or taken back.
+  void LogSyncChanges() {
+    sync_.TakeChanges(&sync_changes_);
+    for (const SwapSyncMaster::Change& change : sync_changes_) {
+      const std::string& node = c_.nodes[c_.routes[change.tile].node].name;
+      if (change.left_out)
+        spdlog::warn(
+            "swap sync: tile {} (display node {}) missed {} ticks in a row; the wall plays on "
+            "without waiting for it until it reports a tick in time",
+            TileName(c_, change.tile), node, kSyncDropAfter);
+      else
+        spdlog::info("swap sync: tile {} (display node {}) reports in time again: back in the sync",
+                     TileName(c_, change.tile), node);
+    }
+    sync_changes_.clear();
   }
 
   static void Sleep(int64_t ns) {
@@ -559,6 +580,7 @@ class Coordinator {
   int64_t start_ns_ = 0;
   SwapSyncMaster sync_;
   std::vector<SyncEvent> events_;
+  std::vector<SwapSyncMaster::Change> sync_changes_;
   std::unique_ptr<ControlServer> server_;
   ThumbnailBoard thumbnails_{c_.wall};
   ThumbnailInbox thumbnail_inbox_{comm_.comm, kTagThumbnail, kThumbnailMessageMaxBytes};

@@ -68,6 +68,7 @@ struct TileStats {
   uint64_t syscalls = 0;
   uint64_t send_errors = 0;  // datagrams the kernel refused (all errnos)
   RefusalCounts refusals;    // of which, per errno
+  uint64_t refused_resent = 0;  // refused inside a batch, sent when tried again (SendStats)
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;
   uint64_t pacer_squeezes = 0;  // frames re-planned after a stall (common/send/pacer.h)

@@ -21,6 +21,7 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   }
   r.send_errors = s.send_errors;
   r.refusals = s.refusals;
+  r.refused_resent = s.refused_resent;
   r.frames = s.frames;
   r.late_frames = s.late_frames;
   r.skipped_ticks = s.skipped_ticks;
@@ -75,6 +76,19 @@ std::string SecondLine(double seconds, const std::vector<StreamSummary>& streams
       t.errors, t.late, t.skipped);
 }
 
+namespace {
+
+// " (EPERM 12; 80 more refused once and sent again)" after the send errors.
+std::string RefusalNote(const StreamSummary& s) {
+  std::string note = s.refusals.Text();
+  if (s.refused_resent > 0)
+    note += fmt::format("{}{} more refused once and sent again", note.empty() ? "" : "; ",
+                        s.refused_resent);
+  return note.empty() ? "" : " (" + note + ")";
+}
+
+}  // namespace
+
 std::string FinalReport(double seconds, const std::vector<StreamSummary>& streams) {
   std::string out = fmt::format("final report: {:.1f} s, {} streams\n", seconds, streams.size());
   for (const StreamSummary& s : streams) {
@@ -82,7 +96,7 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
         "tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
         "frames {} ({} late, {} skipped, {} missed){}\n",
         s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
-        s.send_errors ? fmt::format(" ({})", s.refusals.Text()) : "", s.disk_mbytes_per_s,
+        RefusalNote(s), s.disk_mbytes_per_s,
         s.frames, s.late_frames, s.skipped_ticks, s.missed_frames,
         s.nacks ? fmt::format("  NACKs {}: {} packets sent again, {} too old, {} over the cap",
                               s.nacks, s.retransmitted, s.refused_old, s.refused_cap)
@@ -134,6 +148,7 @@ nlohmann::json StreamJson(const StreamSummary& s) {
           {"cpu_percent", s.cpu_percent},
           {"send_errors", s.send_errors},
           {"refusals", RefusalJson(s.refusals)},
+          {"refused_resent", s.refused_resent},
           {"disk_mbytes_per_s", s.disk_mbytes_per_s},
           {"frames", s.frames},
           {"late_frames", s.late_frames},
@@ -152,9 +167,15 @@ nlohmann::json StreamJson(const StreamSummary& s) {
           {"refused_cap", s.refused_cap}};
 }
 
-nlohmann::json SyncJson(const SwapSyncMaster& sync) {
+nlohmann::json SyncJson(const SwapSyncMaster& sync, const WallConfig& config) {
   const SyncStats& s = sync.stats();
+  nlohmann::json without = nlohmann::json::object();  // tiles that missed any
+  for (uint32_t t = 0; t < config.tile_count(); ++t)
+    if (sync.ticks_without(t) > 0)
+      without[TileId::FromIndex(t, config.wall.layout).Name()] = sync.ticks_without(t);
   return {{"presented", s.presented},
+          {"left_out", s.left_out},
+          {"ticks_without", without},
           {"skipped", s.skipped},
           {"partial", s.partial},
           {"unmatched", s.unmatched},
@@ -196,7 +217,7 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                     {"disk_mbytes_per_s", t.disk}, {"frames", t.frames},
                     {"late_frames", t.late},       {"skipped_ticks", t.skipped},
                     {"missed_frames", t.missed}};
-  if (sync) j["sync"] = SyncJson(*sync);
+  if (sync) j["sync"] = SyncJson(*sync, config);
   if (ticks) j["ticks"] = TicksJson(*ticks);
   return JsonText(j, 2) + "\n";
 }
@@ -210,6 +231,7 @@ TileStats Delta(const TileStats& now, const TileStats& before) {
   d.elapsed_ns -= before.elapsed_ns;
   d.send_errors -= before.send_errors;
   d.refusals -= before.refusals;
+  d.refused_resent -= before.refused_resent;
   d.late_frames -= before.late_frames;
   d.skipped_ticks -= before.skipped_ticks;
   d.ticks_seen_late -= before.ticks_seen_late;

@@ -23,6 +23,7 @@ struct StreamSummary {
   double disk_mbytes_per_s = 0;
   uint64_t send_errors = 0;  // datagrams the kernel refused
   RefusalCounts refusals;    // of them, by errno
+  uint64_t refused_resent = 0;  // refused once, sent when tried again: not lost
   uint64_t frames = 0, late_frames = 0, skipped_ticks = 0, held_frames = 0, missed_frames = 0;
   uint64_t ticks_seen_late = 0;  // TileStats
   uint64_t packets = 0, bytes = 0;

@@ -194,6 +194,7 @@ const TileStats& TileStream::Collect(int64_t cpu_ns, int64_t elapsed_ns) {
   stats_.syscalls = s.syscalls;
   stats_.send_errors = s.dropped;
   stats_.refusals = s.refusals;
+  stats_.refused_resent = s.refused_resent;
   stats_.disk_bytes = d.bytes_read;
   stats_.disk_read_ns = d.read_ns;
   stats_.pacer_squeezes = sender_->pacer().stats().squeezes;

@@ -104,6 +104,11 @@ void SyncMetrics(const WallStatusView& v, MetricsText* m) {
   m->Sample({}, v.shedder.keep());
   m->Family("tilestream_sync_nodes", "gauge", "display nodes taking part in the swap sync");
   m->Sample({}, uint64_t{v.synced_nodes});
+  m->Family("tilestream_sync_tile_left_out", "gauge",
+            "1 while a tile is left out of the swap sync for missing ticks in a row");
+  for (uint32_t t = 0; t < v.config.tile_count(); ++t)
+    m->Sample({{"tile", TileId::FromIndex(t, v.config.wall.layout).Name()}},
+              uint64_t{v.sync.left_out(t) ? 1u : 0u});
   m->Family("tilestream_wall_skew_seconds", "histogram",
             "between the first and the last display node showing a tick");
   for (const double le : {0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}) {

@@ -32,6 +32,10 @@ void AddWallStatus(const WallStatusView& v, nlohmann::json* out) {
   j["sync"] = {{"enabled", v.config.sync.enabled},   {"nodes", v.synced_nodes},
                {"shown", st.presented + st.partial}, {"skipped", st.skipped},
                {"skew_mean_ms", st.skew_mean_ms()},  {"skew_max_ms", st.skew_max_ns / 1e6}};
+  nlohmann::json left_out = nlohmann::json::array();
+  for (uint32_t t = 0; t < v.config.tile_count(); ++t)
+    if (v.sync.left_out(t)) left_out.push_back(TileId::FromIndex(t, v.config.wall.layout).Name());
+  j["sync"]["left_out"] = left_out;  // missed ticks in a row: the wall plays on without them
   j["shed"] = {{"ticks", v.shedder.shed()}, {"share_sent", v.shedder.keep()}};
   j["tiles"] = nlohmann::json::array();
   for (uint32_t t = 0; t < v.config.tile_count(); ++t) j["tiles"].push_back(TileStatus(v, t));

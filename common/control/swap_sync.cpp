@@ -11,27 +11,51 @@
 
 namespace tilestream {
 
-SwapSyncMaster::SwapSyncMaster(uint32_t tiles, bool partial_policy)
-    : tiles_(tiles), partial_(partial_policy), members_(tiles, false) {}
+SwapSyncMaster::SwapSyncMaster(uint32_t tiles, bool partial_policy, uint32_t drop_after)
+    : tiles_(tiles),
+      partial_(partial_policy),
+      drop_after_(drop_after),
+      members_(tiles, false),
+      left_out_(tiles, false),
+      misses_(tiles, 0),
+      ticks_without_(tiles, 0) {}
 
+// A node that (re)connects starts afresh: taking part, no misses.
 void SwapSyncMaster::SetMember(uint32_t tile, bool member) {
-  if (tile >= tiles_ || members_[tile] == member) return;
+  if (tile >= tiles_) return;
+  misses_[tile] = 0;
+  if (left_out_[tile]) {
+    left_out_[tile] = false;
+    --left_out_count_;
+  }
+  if (members_[tile] == member) return;
   members_[tile] = member;
   member_count_ += member ? 1 : -1;
 }
 
-void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns) {
-  if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
-  pending_.push_back({tick, timestamp, deadline_ns, members_, std::vector<bool>(tiles_, false)});
+void SwapSyncMaster::LeaveOut(uint32_t tile, bool out) {
+  left_out_[tile] = out;
+  left_out_count_ += out ? 1 : -1;
+  if (out) ++stats_.left_out;
+  changes_.push_back({tile, out});
 }
 
+void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns) {
+  if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
+  Pending p{tick, timestamp, deadline_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_)};
+  for (uint32_t t = 0; t < tiles_; ++t) p.members[t] = TakesPart(t);
+  pending_.push_back(std::move(p));
+}
+
+// A tick reported in time ends a tile's misses, and takes a tile left out
+// back for the ticks opened from now on.
 void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
   if (tile < tiles_) {
     for (Pending& p : pending_) {
-      if (p.timestamp == timestamp) {
-        p.complete[tile] = true;
-        return;
-      }
+      if (p.timestamp != timestamp) continue;
+      p.complete[tile] = true;
+      if (left_out_[tile]) LeaveOut(tile, false);
+      return;
     }
   }
   ++stats_.unmatched;
@@ -39,18 +63,29 @@ void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
 
 bool SwapSyncMaster::AllComplete(const Pending& p) const {
   for (uint32_t t = 0; t < tiles_; ++t)
-    if (p.members[t] && members_[t] && !p.complete[t]) return false;
+    if (p.members[t] && TakesPart(t) && !p.complete[t]) return false;
   return true;
 }
 
 bool SwapSyncMaster::AnyMember(const Pending& p) const {
   for (uint32_t t = 0; t < tiles_; ++t)
-    if (p.members[t] && members_[t]) return true;
+    if (p.members[t] && TakesPart(t)) return true;
   return false;
+}
+
+void SwapSyncMaster::CountMisses(const Pending& p) {
+  for (uint32_t t = 0; t < tiles_; ++t) {
+    if (!p.members[t] || !TakesPart(t)) continue;
+    if (p.complete[t])
+      misses_[t] = 0;
+    else if (++misses_[t] == drop_after_)
+      LeaveOut(t, true);
+  }
 }
 
 void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out) {
   out->push_back({d, p.tick, p.timestamp});
+  for (uint32_t t = 0; t < tiles_; ++t) ticks_without_[t] += !TakesPart(t);
   ++(d == SyncDecision::kPresent ? stats_.presented
      : d == SyncDecision::kSkip  ? stats_.skipped
                                  : stats_.partial);
@@ -69,8 +104,10 @@ void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
       // Nobody to show it: drop it, uncounted.
     } else if (AllComplete(p)) {
       Release(SyncDecision::kPresent, p, out);
+      CountMisses(p);
     } else if (now_ns >= p.deadline_ns) {
       Release(partial_ ? SyncDecision::kPartial : SyncDecision::kSkip, p, out);
+      CountMisses(p);
     } else {
       return;
     }
@@ -90,7 +127,7 @@ void SwapSyncMaster::Shown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) 
     if (it->shown == 0) it->first_ns = it->last_ns = shown_ns;
     it->first_ns = std::min(it->first_ns, shown_ns);
     it->last_ns = std::max(it->last_ns, shown_ns);
-    if (++it->shown >= member_count_) {
+    if (++it->shown >= member_count_ - left_out_count_) {
       FinishSkew(*it);
       released_.erase(it);
     }

@@ -6,6 +6,12 @@
 // tile show what it has). Receivers report when they showed a released
 // tick; the spread of those times per tick is the skew.
 //
+// A tile that misses `drop_after` released ticks in a row (not complete at
+// their deadline) is left out: the wall plays on without waiting for it (a
+// display node whose link died silently, a stream that ended) until it
+// reports a tick in time again, and takes part from the next tick opened
+// after that. docs/control.md, "A display node that vanishes".
+//
 // Ticks are named on the wire by their RTP timestamp, which every tile of
 // a tick shares. SwapSyncMaster is plain logic with the clock passed in, so
 // it is tested without sockets; not thread-safe (the coordinator's thread).
@@ -35,6 +41,7 @@ struct SyncStats {
   uint64_t skipped = 0;       // incomplete at the deadline, skip policy
   uint64_t partial = 0;       // incomplete at the deadline, partial policy
   uint64_t unmatched = 0;     // reports of a tick not waiting (late or unknown)
+  uint64_t left_out = 0;      // times a tile was left out for missing ticks
   uint64_t skew_samples = 0;  // released ticks shown by two tiles or more
   int64_t skew_sum_ns = 0;
   int64_t skew_max_ns = 0;
@@ -43,7 +50,8 @@ struct SyncStats {
 
 class SwapSyncMaster {
  public:
-  SwapSyncMaster(uint32_t tiles, bool partial_policy);
+  // drop_after: misses in a row that leave a tile out (0: never).
+  SwapSyncMaster(uint32_t tiles, bool partial_policy, uint32_t drop_after = 3);
 
   // Whether tile's receiver takes part (its node is connected). A tick is
   // released when every tile that took part when it opened, and still
@@ -51,6 +59,17 @@ class SwapSyncMaster {
   // none, the tick is dropped uncounted.
   void SetMember(uint32_t tile, bool member);
   bool member(uint32_t tile) const { return members_[tile]; }
+  // A member left out for missing ticks (see above).
+  bool left_out(uint32_t tile) const { return left_out_[tile]; }
+  // Ticks released without tile taking part: its node not connected, or
+  // the tile left out.
+  uint64_t ticks_without(uint32_t tile) const { return ticks_without_[tile]; }
+  // The tiles left out or taken back since the last call.
+  struct Change {
+    uint32_t tile = 0;
+    bool left_out = false;  // else taken back
+  };
+  void TakeChanges(std::vector<Change>* out) { out->swap(changes_); }
 
   // A tick the clock just sent; decided at deadline_ns at the latest.
   void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns);
@@ -87,15 +106,26 @@ class SwapSyncMaster {
   static constexpr size_t kMaxPending = 256;  // ticks awaiting a decision
   static constexpr size_t kMaxReleased = 64;  // ticks whose skew is being measured
 
+  bool TakesPart(uint32_t t) const { return members_[t] && !left_out_[t]; }
   bool AllComplete(const Pending& p) const;
   bool AnyMember(const Pending& p) const;
+  // Counts, per tile taking part in released tick p, the ticks missed in a
+  // row, and leaves a tile out at drop_after.
+  void CountMisses(const Pending& p);
+  void LeaveOut(uint32_t tile, bool out);
   void Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out);
   void FinishSkew(const Released& r);
 
   uint32_t tiles_;
   bool partial_;
+  uint32_t drop_after_;
   std::vector<bool> members_;
-  uint32_t member_count_ = 0;
+  uint32_t member_count_ = 0;  // members, left out or not
+  std::vector<bool> left_out_;
+  uint32_t left_out_count_ = 0;
+  std::vector<uint32_t> misses_;  // in a row, per tile
+  std::vector<uint64_t> ticks_without_;
+  std::vector<Change> changes_;
   std::deque<Pending> pending_;
   std::deque<Released> released_;
   SyncStats stats_;

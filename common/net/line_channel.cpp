@@ -60,7 +60,17 @@ Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeo
   }
   const int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  DetectDeadPeer(fd.get());
   return fd;
+}
+
+void DetectDeadPeer(int fd) {
+  const int one = 1, idle_s = 1, probes = kDeadPeerMs / 1000 - 1, timeout_ms = kDeadPeerMs;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle_s, sizeof idle_s);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout_ms, sizeof timeout_ms);
 }
 
 bool ConstantTimeEquals(std::string_view guess, std::string_view secret) {

@@ -29,8 +29,16 @@ inline constexpr size_t kMaxPendingOutput = size_t{1} << 20;
 // "localhost", or a wildcard), SO_REUSEADDR set.
 Result<UniqueFd> ListenTcp(const std::string& address, uint16_t port);
 
-// A connected, non-blocking socket; fails after timeout_ms.
+// A connected, non-blocking socket (DetectDeadPeer set); fails after timeout_ms.
 Result<UniqueFd> ConnectTcp(const std::string& address, uint16_t port, int timeout_ms);
+
+// A peer whose link died silently (a cable, a switch port: no FIN, no RST
+// ever comes) is given up after about kDeadPeerMs: data it leaves
+// unacknowledged that long (TCP_USER_TIMEOUT), or, while idle, keepalive
+// probes once a second that go unanswered, end the connection with
+// ETIMEDOUT. Linux's defaults would wait some 15 minutes and 2 hours.
+inline constexpr int kDeadPeerMs = 3000;
+void DetectDeadPeer(int fd);
 
 // Whether `guess` equals `secret`, in a time that depends on the secret's
 // length only, not on where a guess first differs (no timing oracle for

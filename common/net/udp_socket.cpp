@@ -196,7 +196,7 @@ IoStatus UdpSender::Send(std::span<const DatagramRun> runs) {
     if (gso_) messages = GroupGso(first, datagrams, run.datagram_size, messages);
   }
   if (datagrams == 0) return {};
-  return gso_ ? SendGso(messages, datagrams) : SendMmsg(0, datagrams);
+  return gso_ ? SendMessages(0, messages) : SendMmsg(0, datagrams);
 }
 
 uint32_t UdpSender::GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m) {
@@ -224,40 +224,6 @@ uint32_t UdpSender::GroupGso(uint32_t first, uint32_t end, size_t datagram_size,
   return m;
 }
 
-IoStatus UdpSender::SendGso(uint32_t messages, uint32_t datagrams) {
-  uint32_t sent = 0;
-  int retries = 0;
-  while (sent < messages) {
-    ++stats_.syscalls;
-    const int n = calls_.sendmmsg(fd_.get(), &mmsgs_[sent], messages - sent, 0);
-    if (n > 0) {
-      for (uint32_t m = sent; m < sent + static_cast<uint32_t>(n); ++m) {
-        stats_.bytes += mmsgs_[m].msg_len;
-        stats_.datagrams += message_first_[m + 1] - message_first_[m];
-      }
-      sent += static_cast<uint32_t>(n);
-      retries = 0;  // each GSO message has its own retries for a full buffer
-      continue;
-    }
-    const int e = errno;
-    const uint32_t group = message_first_[sent + 1] - message_first_[sent];
-    if (IsGsoRefusal(e) && group > 1) {
-      gso_ = false;
-      ++stats_.gso_fallbacks;
-      return SendMmsg(message_first_[sent], datagrams - message_first_[sent]);
-    }
-    const ErrorAction action = OnSendError(e, &retries, group);
-    if (action == ErrorAction::kRetry) continue;
-    if (action == ErrorAction::kDropped) {
-      ++sent;
-      retries = 0;
-      continue;
-    }
-    return {e};
-  }
-  return {};
-}
-
 IoStatus UdpSender::SendMmsg(uint32_t first, uint32_t count) {
   for (uint32_t k = first; k < first + count; ++k) {
     mmsghdr& m = mmsgs_[k];
@@ -265,24 +231,49 @@ IoStatus UdpSender::SendMmsg(uint32_t first, uint32_t count) {
     m.msg_hdr.msg_iov = &split_iov_[datagram_begin_[k]];
     m.msg_hdr.msg_iovlen = datagram_begin_[k + 1] - datagram_begin_[k];
     m.msg_len = 0;
+    message_first_[k] = k;
   }
-  uint32_t sent = 0;
+  message_first_[first + count] = first + count;
+  return SendMessages(first, first + count);
+}
+
+IoStatus UdpSender::SendMessages(uint32_t m, uint32_t end) {
   int retries = 0;
-  while (sent < count) {
+  // sendmmsg returns the count sent before a message the kernel refused,
+  // and drops the refusal's errno: that message goes again alone, to be
+  // sent or to say why not.
+  bool cut = false;
+  while (m < end) {
+    const uint32_t ask = cut ? 1 : end - m;
     ++stats_.syscalls;
-    const int n = calls_.sendmmsg(fd_.get(), &mmsgs_[first + sent], count - sent, 0);
+    const int n = calls_.sendmmsg(fd_.get(), &mmsgs_[m], ask, 0);
     if (n > 0) {
-      for (int i = 0; i < n; ++i) stats_.bytes += datagram_bytes_[first + sent + i];
-      stats_.datagrams += static_cast<uint64_t>(n);
-      sent += static_cast<uint32_t>(n);
+      if (cut) stats_.refused_resent += Datagrams(m);
+      for (uint32_t k = m; k < m + static_cast<uint32_t>(n); ++k) {
+        stats_.bytes += mmsgs_[k].msg_len;
+        stats_.datagrams += Datagrams(k);
+      }
+      m += static_cast<uint32_t>(n);
+      cut = static_cast<uint32_t>(n) < ask;
+      retries = 0;  // each message has its own retries for a full buffer
       continue;
     }
+    cut = false;
     const int e = errno;
-    const ErrorAction action = OnSendError(e, &retries, 1);  // the call's first datagram
-    if (action == ErrorAction::kHard) return {e};
-    if (action == ErrorAction::kDropped) {
-      ++sent;
-      retries = 0;
+    if (gso_ && IsGsoRefusal(e) && Datagrams(m) > 1) {
+      gso_ = false;
+      ++stats_.gso_fallbacks;
+      return SendMmsg(message_first_[m], message_first_[end] - message_first_[m]);
+    }
+    switch (OnSendError(e, &retries, Datagrams(m))) {
+      case ErrorAction::kRetry:
+        break;
+      case ErrorAction::kDropped:
+        ++m;
+        retries = 0;
+        break;
+      case ErrorAction::kHard:
+        return {e};
     }
   }
   return {};

@@ -95,6 +95,9 @@ struct SendStats {
   uint64_t no_buffer = 0;  // ENOBUFS/EAGAIN: retried
   uint64_t dropped = 0;    // all datagrams given up: refusals.total()
   RefusalCounts refusals;  // the datagrams given up, by errno
+  // Refused inside a batch, where sendmmsg gives no errno, and sent when
+  // tried again alone (a refusal that did not last: a random drop).
+  uint64_t refused_resent = 0;
   uint64_t gso_fallbacks = 0;
 };
 
@@ -150,8 +153,11 @@ class UdpSender {
   // Datagrams [first, end), of one size, as GSO messages from message m on;
   // returns the message count after them.
   uint32_t GroupGso(uint32_t first, uint32_t end, size_t datagram_size, uint32_t m);
-  IoStatus SendGso(uint32_t messages, uint32_t datagrams);
+  // Datagrams [first, first + count) as a message each, sent.
   IoStatus SendMmsg(uint32_t first, uint32_t count);
+  // Messages [m, end) prepared in mmsgs_/message_first_, sent.
+  IoStatus SendMessages(uint32_t m, uint32_t end);
+  uint32_t Datagrams(uint32_t m) const { return message_first_[m + 1] - message_first_[m]; }
   // Counts a failed send of `datagrams` datagrams and says what follows
   // (common/send_errors.h): EINTR and a full buffer (a bounded number of
   // times) retry, a refusal or a buffer that stays full drops them, a hard

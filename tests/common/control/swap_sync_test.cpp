@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tilestream {
 namespace {
 
@@ -96,6 +98,105 @@ TEST(SwapSync, ANodeJoiningMidStreamTakesPartFromTheNextTick) {
   EXPECT_TRUE(Decide(&m, 100 * kMs).empty()) << "tick 1 waits for the new tile";
   m.Complete(1, 4600);
   EXPECT_THAT(Decide(&m, 101 * kMs), ElementsAre("present 4600 1"));
+}
+
+// Ticks 100 ms apart, each decided 200 ms after it opened; tiles 0 and 2
+// report every tick in time, tile 1 only while `one_reports`.
+void PlayTicks(SwapSyncMaster* m, uint64_t first, uint64_t count, bool one_reports,
+               std::vector<std::string>* decided) {
+  for (uint64_t k = first; k < first + count; ++k) {
+    const auto ts = static_cast<uint32_t>(1000 + 9000 * k);
+    m->OpenTick(k, ts, static_cast<int64_t>(k * 100 + 200) * kMs);
+    m->Complete(0, ts);
+    m->Complete(2, ts);
+    if (one_reports) m->Complete(1, ts);
+    for (const std::string& line : Decide(m, static_cast<int64_t>(k * 100 + 50) * kMs))
+      decided->push_back(line);
+    for (const std::string& line : Decide(m, static_cast<int64_t>(k * 100 + 99) * kMs))
+      decided->push_back(line);
+  }
+}
+
+size_t Count(const std::vector<std::string>& lines, const std::string& word) {
+  return static_cast<size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+    return l.rfind(word, 0) == 0;
+  }));
+}
+
+TEST(SwapSync, ATileThatMissesThreeTicksInARowIsLeftOutAndTheWallPlaysOn) {
+  SwapSyncMaster m = ThreeTiles();
+  std::vector<std::string> decided;
+  PlayTicks(&m, 0, 10, true, &decided);
+  EXPECT_EQ(Count(decided, "present"), 10u);
+  decided.clear();
+  PlayTicks(&m, 10, 50, false, &decided);  // tile 1's node goes silent
+  EXPECT_EQ(Count(decided, "skip"), 3u) << "three misses, then on without it";
+  EXPECT_GE(Count(decided, "present"), 45u);
+  EXPECT_TRUE(m.left_out(1));
+  EXPECT_TRUE(m.member(1)) << "still connected";
+  EXPECT_FALSE(m.left_out(0));
+  EXPECT_EQ(m.stats().left_out, 1u);
+  EXPECT_GE(m.ticks_without(1), 45u);
+  std::vector<SwapSyncMaster::Change> changes;
+  m.TakeChanges(&changes);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].tile, 1u);
+  EXPECT_TRUE(changes[0].left_out);
+}
+
+TEST(SwapSync, ALeftOutTileIsTakenBackForTheTicksAfterItReportsOneInTime) {
+  SwapSyncMaster m = ThreeTiles();
+  std::vector<std::string> decided;
+  PlayTicks(&m, 0, 10, false, &decided);
+  ASSERT_TRUE(m.left_out(1));
+  const uint64_t out = m.ticks_without(1);
+  decided.clear();
+  PlayTicks(&m, 10, 1, true, &decided);  // reports tick 10 in time: back
+  EXPECT_FALSE(m.left_out(1));
+  PlayTicks(&m, 11, 5, true, &decided);
+  EXPECT_EQ(Count(decided, "skip"), 0u);
+  EXPECT_LE(m.ticks_without(1), out + 2) << "the ticks opened before it came back";
+  std::vector<SwapSyncMaster::Change> changes;
+  m.TakeChanges(&changes);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_FALSE(changes[1].left_out);
+  // Back, it is waited for again: a tick it misses is skipped.
+  m.OpenTick(20, 7777, 2200 * kMs);
+  m.Complete(0, 7777);
+  m.Complete(2, 7777);
+  EXPECT_TRUE(Decide(&m, 2100 * kMs).empty());
+  EXPECT_THAT(Decide(&m, 2200 * kMs), ElementsAre("skip 7777 20"));
+}
+
+TEST(SwapSync, ALateReportDoesNotTakeALeftOutTileBack) {
+  SwapSyncMaster m = ThreeTiles();
+  std::vector<std::string> decided;
+  PlayTicks(&m, 0, 10, false, &decided);
+  ASSERT_TRUE(m.left_out(1));
+  m.Complete(1, 1000);  // tick 0's, long decided
+  EXPECT_TRUE(m.left_out(1));
+}
+
+TEST(SwapSync, ANodeThatReconnectsStartsAfreshAndFewerMissesInARowLeaveNoneOut) {
+  SwapSyncMaster m = ThreeTiles();
+  std::vector<std::string> decided;
+  PlayTicks(&m, 0, 10, false, &decided);
+  ASSERT_TRUE(m.left_out(1));
+  m.SetMember(1, false);
+  m.SetMember(1, true);
+  EXPECT_FALSE(m.left_out(1));
+  SwapSyncMaster two = ThreeTiles();
+  for (int round = 0; round < 5; ++round) {  // two misses, one in time, ...
+    PlayTicks(&two, 3 * round, 2, false, &decided);
+    PlayTicks(&two, 3 * round + 2, 1, true, &decided);
+    EXPECT_FALSE(two.left_out(1)) << round;
+  }
+  SwapSyncMaster never(3, false, /*drop_after=*/0);
+  for (uint32_t t = 0; t < 3; ++t) never.SetMember(t, true);
+  decided.clear();
+  PlayTicks(&never, 0, 20, false, &decided);
+  EXPECT_FALSE(never.left_out(1));
+  EXPECT_EQ(Count(decided, "skip"), 18u) << "all but the last two, still before their deadline";
 }
 
 TEST(SwapSync, MeasuresSkewAsSpreadOfShowTimes) {

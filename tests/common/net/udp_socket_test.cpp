@@ -318,6 +318,36 @@ TEST(UdpSocket, ARefusalAtMessageKSendsTheOthersAndCountsThatOneByItsErrno) {
   }
 }
 
+// A refusal that does not last (a random drop) inside a batch: sendmmsg
+// returns the count sent before it and no errno. Sent again alone, it goes.
+int RefuseMarkedOnceInsideABatch(int fd, mmsghdr* messages, unsigned count, int flags) {
+  for (unsigned i = 1; i < count && g_refusals == 0; ++i) {
+    const auto* first = static_cast<const unsigned char*>(messages[i].msg_hdr.msg_iov[0].iov_base);
+    if (*first != g_refused_mark) continue;
+    ++g_refusals;
+    return ::sendmmsg(fd, messages, i, flags);
+  }
+  return ::sendmmsg(fd, messages, count, flags);
+}
+
+TEST(UdpSocket, AMessageRefusedInsideABatchGoesAgainAloneAndIsCounted) {
+  UdpReceiver receiver = OpenReceiver();
+  g_refused_mark = 4;
+  g_refusals = 0;
+  SocketCalls calls;
+  calls.sendmmsg = RefuseMarkedOnceInsideABatch;
+  UdpSender sender = OpenSender(receiver.port(), /*gso=*/false, calls);
+  const std::vector<std::byte> bytes = Numbered(10, 1400);
+  const iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
+  ASSERT_TRUE(sender.Send({&iov, 1}, 1400).ok());
+  EXPECT_EQ(g_refusals, 1);
+  EXPECT_EQ(sender.stats().refused_resent, 1u);
+  EXPECT_EQ(sender.stats().refusals.total(), 0u);
+  EXPECT_EQ(sender.stats().datagrams, 10u);
+  EXPECT_EQ(sender.stats().syscalls, 3u) << "the batch to it, it alone, the rest";
+  EXPECT_EQ(Arrived(receiver, 10), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
 // With GSO a message is several datagrams: the kernel refuses them together.
 TEST(UdpSocket, ARefusedGsoMessageCostsItsDatagramsOnlyAndGsoStaysOn) {
   UdpReceiver receiver = OpenReceiver();
