@@ -26,12 +26,15 @@
 #          readers of its files as the disk's reference in the same run.
 #          $WALL_DROP: per mille of the tile streams' packets nftables drops
 #          on the loopback interface (GSO super-packets whole, as a NIC ring
-#          or switch would lose them); retransmission recovers them.
+#          or switch would lose them); retransmission recovers them. With
+#          WALL_DROP_HOOK=output the sender's own kernel refuses them
+#          instead (nft's output hook: EPERM, as a local firewall does).
 # loss:    the wall ($WALL_FPS, default 6: what this 2-core VM presents
-#          whole) three times in one run: loss-free, 0.1% and 1% dropped:
-#          ticks skipped (target 0), the bytes sent again, and CPU-s/GB
-#          against the loss-free run. $LOSS_RATES: the per-mille rates
-#          after the loss-free run (default "1 10"). Needs root and nft.
+#          whole) five times in one run: loss-free, 0.1% and 1% dropped on
+#          the way, 0.1% and 1% of the sends refused: ticks skipped (target
+#          0), the bytes sent again, and CPU-s/GB against the loss-free
+#          run. $LOSS_RATES: the per-mille rates after the loss-free run
+#          (default "1 10"). Needs root and nft.
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -166,7 +169,10 @@ bench_wall() {
     source=(--movie "$movie")
   fi
   nft delete table netdev tsbench 2>/dev/null || true
-  if [ -n "${WALL_DROP:-}" ]; then
+  nft delete table inet tsbench 2>/dev/null || true
+  if [ -n "${WALL_DROP:-}" ] && [ "${WALL_DROP_HOOK:-ingress}" = output ]; then  # the sender's kernel refuses: EPERM
+    nft "add table inet tsbench; add chain inet tsbench refuse { type filter hook output priority 0; }; add rule inet tsbench refuse udp dport 50000-50099 numgen random mod 1000 < $WALL_DROP counter drop"
+  elif [ -n "${WALL_DROP:-}" ]; then
     nft "add table netdev tsbench; add chain netdev tsbench loss { type filter hook ingress device \"lo\" priority 0; }; add rule netdev tsbench loss udp dport 50000-50099 numgen random mod 1000 < $WALL_DROP counter drop"
   fi
   local pids=()
@@ -207,6 +213,7 @@ bench_wall() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" || true
   nft delete table netdev tsbench 2>/dev/null || true
+  nft delete table inet tsbench 2>/dev/null || true
   [ -f "$out/wall-tx.json" ] || return 1
   local after; after=$("$udpceil" tput --tx gso --rx gromm --size 8972 --secs "$secs" | grep RESULT)
   # The raw path's receiver at the wall's own rate (--cap paces udpceil's
@@ -344,6 +351,10 @@ bench_loss() {
     echo "== wall at $WALL_FPS fps, ${drop} per mille dropped =="
     WALL_LABEL=loss.$drop WALL_DROP=$([ "$drop" -gt 0 ] && echo "$drop") bench_wall
   done
+  for drop in $rates; do  # the same share refused by the sender's own kernel (nft's output hook)
+    echo "== wall at $WALL_FPS fps, ${drop} per mille of the sends refused =="
+    WALL_LABEL=refuse.$drop WALL_DROP=$drop WALL_DROP_HOOK=output bench_wall
+  done
   python3 - "$RESULTS" "$WALL_FPS" $rates <<'PY'
 import sys
 r = {}
@@ -352,11 +363,14 @@ for line in open(sys.argv[1]):
     r[k] = float(v)
 fps = float(sys.argv[2])
 base = r["loss.0.%g.cpu_s_per_gb" % fps]
-for d in sys.argv[3:]:
-    k = "loss.%s.%g." % (d, fps)
-    print("loss %s per mille: %d of %d ticks skipped (target 0), %.3f%% of the bytes sent again, %.3f CPU-s/GB = %.2f x the "
-          "loss-free run's %.3f" % (d, r[k + "skipped"], r[k + "ticks"], 100 * r[k + "resent_share"],
-                                     r[k + "cpu_s_per_gb"], r[k + "cpu_s_per_gb"] / base, base))
+for kind, what in (("loss", "dropped on the way"), ("refuse", "refused by the sender's kernel")):
+    for d in sys.argv[3:]:
+        k = "%s.%s.%g." % (kind, d, fps)
+        if k + "ticks" not in r:
+            continue
+        print("%s per mille %s: %d of %d ticks skipped (target 0), %.3f%% of the bytes sent again, %.3f CPU-s/GB = %.2f x "
+              "the loss-free run's %.3f" % (d, what, r[k + "skipped"], r[k + "ticks"], 100 * r[k + "resent_share"],
+                                            r[k + "cpu_s_per_gb"], r[k + "cpu_s_per_gb"] / base, base))
 PY
 }
 

@@ -85,10 +85,17 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
   to.socket.bind_address = p->node->address;
   to.socket.port = c.routes[t].port;
   to.socket.receive_buffer = c.stream.receive_buffer;
-  const Nic& nic = c.nics[c.routes[t].nic];
-  if (!nic.address.empty() && source.ours) {
+  // Our stream comes from its server's NICs: its own, or another while
+  // that one is down (docs/streamer.md, "NIC failover"). A NIC without an
+  // address lets any host send.
+  for (const Nic& nic : c.nics) {
+    if (nic.server != c.routes[t].server || !source.ours) continue;
     auto from = SocketAddress::Resolve(nic.address, 0);
-    if (from.ok()) to.expected_source = *from;
+    if (nic.address.empty() || !from.ok()) {
+      to.expected_sources.clear();
+      break;
+    }
+    to.expected_sources.push_back(*from);
   }
   if (p->frame_log) {
     to.on_frame = [mu = &p->frame_log_mu, f = p->frame_log.get()](uint32_t tile, uint32_t ts,

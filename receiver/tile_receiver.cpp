@@ -49,7 +49,7 @@ Result<std::unique_ptr<TileReceiver>> TileReceiver::Open(TileReceiverOptions o) 
 
 TileReceiver::TileReceiver(TileReceiverOptions o, UdpReceiver s)
     : options_(std::move(o)), socket_(std::move(s)), assembler_(options_.assembler) {
-  if (options_.expected_source) assembler_.ExpectSource(*options_.expected_source);
+  assembler_.ExpectSources(options_.expected_sources);
 }
 
 TileReceiver::~TileReceiver() { Stop(); }

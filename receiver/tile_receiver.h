@@ -27,7 +27,7 @@ struct TileReceiverOptions {
   uint32_t tile_index = 0;
   AssemblerOptions assembler;
   UdpReceiverOptions socket;
-  std::optional<SocketAddress> expected_source;
+  std::vector<SocketAddress> expected_sources;  // empty: any host
   // The sender's packet plan (our streamer's, from the wall config): pixels
   // are received straight into the frame where packets follow it
   // (common/receive/packet_placement.h). Unset: every packet is copied once more.

@@ -12,7 +12,8 @@ namespace tilestream {
 StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   StreamSummary r;
   r.tile = TileId::FromIndex(s.tile, config.wall.layout).Name();
-  r.nic = config.nic_label(config.routes[s.tile].nic);
+  r.nic = config.nic_label(s.nic < config.nics.size() ? s.nic : config.routes[s.tile].nic);
+  r.nic_moves = s.nic_moves;
   const double seconds = s.elapsed_ns > 0 ? s.elapsed_ns / 1e9 : 0;
   if (seconds > 0) {
     r.mbps = s.bytes * 8 / seconds / 1e6;
@@ -149,6 +150,7 @@ nlohmann::json StreamJson(const StreamSummary& s) {
           {"send_errors", s.send_errors},
           {"refusals", RefusalJson(s.refusals)},
           {"refused_resent", s.refused_resent},
+          {"nic_moves", s.nic_moves},
           {"disk_mbytes_per_s", s.disk_mbytes_per_s},
           {"frames", s.frames},
           {"late_frames", s.late_frames},

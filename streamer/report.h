@@ -16,7 +16,8 @@ namespace tilestream {
 
 struct StreamSummary {
   std::string tile;  // "r0c1"
-  std::string nic;
+  std::string nic;  // it streams from now (NIC failover may have moved it)
+  uint32_t nic_moves = 0;
   std::string host;  // where its rank ran
   double mbps = 0;
   double cpu_percent = 0;

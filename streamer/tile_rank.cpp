@@ -13,6 +13,7 @@
 #include "common/image/thumbnail.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/doorbell.h"
+#include "streamer/nic_failover.h"
 #include "streamer/numa_placement.h"
 #include "streamer/placement.h"
 #include "streamer/rank_messages.h"
@@ -89,6 +90,7 @@ class TileRank {
       for (ThumbnailOutbox& t : thumbnails_) t.message.resize(kThumbnailMessageMaxBytes);
     }
     bench_.resize(streams_.size());
+    failover_.emplace(c, c.nics[c.routes[tiles_.front()].nic].server);
     return ok;
   }
 
@@ -307,6 +309,10 @@ class TileRank {
     return true;
   }
   void MaybeSendStats(int64_t now) {
+    if (failover_->Look(now, streams_)) {  // a tile moved to another NIC: its socket is new
+      for (size_t i = 0; i < feedback_streams_.size(); ++i)
+        waits_[i].fd = feedback_streams_[i]->feedback_fd();
+    }
     bool error = false;
     for (const auto& s : streams_) error = error || s->error_pending();
     if (now - last_stats_ns_ < kStatsPeriodNs && !error) return;
@@ -390,6 +396,7 @@ class TileRank {
   // The sockets of tiles that answer NACKs, then the doorbell's.
   std::vector<pollfd> waits_;
   std::vector<TileStream*> feedback_streams_;  // the streams of the NACK sockets
+  std::optional<NicFailover> failover_;
   std::optional<DoorbellListener> doorbell_;
   TickWait ticks_{false};  // the wait for the next tick (streamer/tick_wait.h)
   int64_t silence_limit_ns_ = kGoTimeoutNs;

@@ -49,20 +49,28 @@ std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std
   return std::make_unique<MemoryFrames>(std::move(frames));
 }
 
+// Tile's socket to its receiver, from NIC `nic`.
+UdpSenderOptions SocketOptions(const WallConfig& c, uint32_t tile, uint32_t nic_index) {
+  const TileRoute& route = c.routes[tile];
+  const Nic& nic = c.nics[nic_index];
+  UdpSenderOptions so;
+  so.destination = c.nodes[route.node].address;
+  so.port = route.port;
+  so.source_address = nic.address;
+  if (nic.name != "default") so.device = nic.name;
+  so.send_buffer = c.stream.send_buffer;
+  return so;
+}
+
 TileSenderOptions SenderOptions(const WallConfig& c, uint32_t tile, double phase) {
   const TileRoute& route = c.routes[tile];
-  const Nic& nic = c.nics[route.nic];
   TileSenderOptions so;
   so.packetizer.tile = c.wall.tile;
   so.packetizer.max_payload = c.max_udp_payload();
   so.packetizer.packing = c.stream.packing;
   so.packetizer.payload_type = c.stream.payload_type;
   so.packetizer.ssrc = TileSsrc(tile);
-  so.socket.destination = c.nodes[route.node].address;
-  so.socket.port = route.port;
-  so.socket.source_address = nic.address;
-  if (nic.name != "default") so.socket.device = nic.name;
-  so.socket.send_buffer = c.stream.send_buffer;
+  so.socket = SocketOptions(c, tile, route.nic);
   so.pacing = c.stream.pacing;
   so.pacing_quantum_ns = int64_t{c.stream.pacing_quantum_us} * 1000;
   so.max_burst_bytes = c.stream.max_burst_bytes;
@@ -80,7 +88,7 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
                                              uint32_t tile, double phase, Clock* clock,
                                              ReadyMessage* ready) {
   const WallConfig& c = wall.config;
-  std::unique_ptr<TileStream> s(new TileStream(tile));
+  std::unique_ptr<TileStream> s(new TileStream(tile, c));
   ready->tile = tile;
   std::string error;
   if (options.source == "memory") {
@@ -105,6 +113,15 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
   ready->ok = error.empty();
   CopyText(error, ready->message, sizeof ready->message);
   return ready->ok ? std::move(s) : nullptr;
+}
+
+Status TileStream::MoveTo(uint32_t nic) {
+  if (nic == nic_) return {};
+  if (Status s = sender_->MoveSocket(SocketOptions(config_, stats_.tile, nic)); !s.ok()) return s;
+  nic_ = nic;
+  stats_.nic = nic;
+  ++stats_.nic_moves;
+  return {};
 }
 
 void TileStream::Queue(uint64_t frame, uint32_t timestamp, int64_t start_ns, int64_t interval_ns,

@@ -55,6 +55,12 @@ class TileStream {
   // is due, the rest of the frame goes at once.
   void Step(int64_t now, int64_t wait_until, bool hurry);
 
+  // Streams from NIC `nic` of the config from now on (its configured NIC
+  // is down, or back: streamer/tile_rank.cpp), between bursts. On error it
+  // stays where it is.
+  Status MoveTo(uint32_t nic);
+  uint32_t nic() const { return nic_; }
+
   // The socket on which the receiver's NACKs come (-1: retransmission off
   // for this tile), and answering them (common/send/tile_sender.h).
   int feedback_fd() const { return retransmission_ ? sender_->socket().fd() : -1; }
@@ -77,10 +83,16 @@ class TileStream {
 
  private:
   enum class State { kIdle, kWaiting, kSending };
-  explicit TileStream(uint32_t tile) { stats_.tile = tile; }
+  TileStream(uint32_t tile, const WallConfig& config)
+      : config_(config), nic_(config.routes[tile].nic) {
+    stats_.tile = tile;
+    stats_.nic = nic_;
+  }
   void TakeFrame(int64_t now, int64_t wait_until);
   void Report(const std::string& error);
 
+  const WallConfig& config_;
+  uint32_t nic_;  // the NIC it streams from now
   std::unique_ptr<FrameProvider> frames_;
   std::unique_ptr<TileSender> sender_;
   State state_ = State::kIdle;

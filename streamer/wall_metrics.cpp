@@ -68,10 +68,27 @@ void RefusalCounters(const WallStatusView& v, MetricsText* m) {
     for (size_t k = 0; k < RefusalCounts::kSlots; ++k) {
       if (v.latest[t].refusals.at(k) == 0) continue;
       m->Sample({{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
-                 {"nic", c.nic_label(c.routes[t].nic)},
                  {"errno", RefusalCounts::SlotName(k)}},
                 double(v.latest[t].refusals.at(k)));
     }
+  }
+}
+
+// Where each tile streams from now: its configured NIC, or another while
+// that one is down (NIC failover). The counters keep the configured NIC's
+// label, so that a move does not start new series.
+void NicRoutes(const WallStatusView& v, MetricsText* m) {
+  m->Family("tilestream_tile_nic", "gauge",
+            "1 for the NIC the tile streams from now; moved: 1 while its configured NIC is down");
+  const WallConfig& c = v.config;
+  for (uint32_t t = 0; t < c.tile_count() && t < v.latest.size(); ++t) {
+    const uint32_t configured = c.routes[t].nic;
+    const uint32_t now = v.latest[t].nic < c.nics.size() ? v.latest[t].nic : configured;
+    m->Sample({{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
+               {"nic", c.nic_label(now)},
+               {"configured_nic", c.nic_label(configured)},
+               {"moved", now == configured ? "0" : "1"}},
+              uint64_t{1});
   }
 }
 
@@ -138,6 +155,7 @@ std::string WallMetrics(const WallStatusView& v, const Playback* playback) {
   MetricsText m;
   TileCounters(v, &m);
   RefusalCounters(v, &m);
+  NicRoutes(v, &m);
   ReceiverGauges(v, &m);
   SyncMetrics(v, &m);
   PlaybackMetrics(playback, &m);

@@ -1,14 +1,21 @@
 #include "streamer/wall_status.h"
 
+#include <fmt/format.h>
+
 namespace tilestream {
 namespace {
 
 nlohmann::json TileStatus(const WallStatusView& v, uint32_t t) {
   const WallConfig& c = v.config;
+  const uint32_t configured = c.routes[t].nic;
+  const uint32_t now = t < v.latest.size() && v.latest[t].nic < c.nics.size() ? v.latest[t].nic
+                                                                              : configured;
   nlohmann::json tile{{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
                       {"rank", v.plan.rank(t)},
-                      {"nic", c.nic_label(c.routes[t].nic)},
+                      {"nic", c.nic_label(now)},
                       {"node", c.nodes[c.routes[t].node].name}};
+  if (now != configured)  // NIC failover
+    tile["nic_why"] = fmt::format("{} is down", c.nic_label(configured));
   if (t < v.last_second.size()) {
     const StreamSummary& s = v.last_second[t];
     tile["gbps"] = s.mbps / 1000;

@@ -141,6 +141,8 @@ class UdpSender {
   // Never blocks.
   ssize_t ReceiveFeedback(std::span<std::byte> buffer);
   bool gso() const { return gso_; }
+  // Counting goes on from `old`'s stats (a stream moved to another socket).
+  void CarryStatsFrom(const UdpSender& old) { stats_ = old.stats_; }
   size_t granted_send_buffer() const { return granted_buffer_; }
   const SendStats& stats() const { return stats_; }
   int fd() const { return fd_.get(); }

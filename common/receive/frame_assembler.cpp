@@ -298,7 +298,7 @@ void FrameAssembler::PopQueue(size_t n) {
 AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_storage* from) {
   if (is_retransmission(packet)) return AddRetransmission(packet, from);
   has_just_finished_ = false;
-  if (has_source_ && from && !source_.SameHost(*from)) {
+  if (Foreign(from)) {
     ++stats_.foreign_source;
     return AddResult::kForeignSource;
   }
@@ -315,7 +315,7 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
 AddResult FrameAssembler::AddParsed(const Rfc4175View& v, const std::byte* placed_in,
                                     const sockaddr_storage* from) {
   has_just_finished_ = false;
-  if (has_source_ && from && !source_.SameHost(*from)) {
+  if (Foreign(from)) {
     ++stats_.foreign_source;
     return AddResult::kForeignSource;
   }
@@ -405,7 +405,7 @@ void FrameAssembler::Mark(const Rfc4175View& v, CoverageMap& coverage, size_t* r
 AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
                                             const sockaddr_storage* from) {
   has_just_finished_ = false;
-  if (has_source_ && from && !source_.SameHost(*from)) {
+  if (Foreign(from)) {
     ++stats_.foreign_source;
     return AddResult::kForeignSource;
   }

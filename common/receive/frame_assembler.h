@@ -176,9 +176,13 @@ class FrameAssembler {
   // Packetizer plan of it.
   AddResult AddParsed(const Rfc4175View& v, const std::byte* placed_in,
                       const sockaddr_storage* from);
-  void ExpectSource(const SocketAddress& source) {
-    source_ = source;
-    has_source_ = true;
+  // Packets only from these hosts (the streaming server's NICs: a tile
+  // moves to another NIC while its own is down); up to kMaxSources, the
+  // rest ignored. Any host when none is given.
+  static constexpr size_t kMaxSources = 16;
+  void ExpectSources(std::span<const SocketAddress> sources) {
+    sources_count_ = std::min(sources.size(), kMaxSources);
+    std::copy_n(sources.begin(), sources_count_, sources_.begin());
   }
 
   // A retransmission (RFC 4588) of a packet found missing: its pixels go to
@@ -309,8 +313,15 @@ class FrameAssembler {
     CoverageMap coverage;
   };
   Repair repair_;
-  bool has_source_ = false;
-  SocketAddress source_;
+  // Whether `from` may send this stream (ExpectSources).
+  bool Foreign(const sockaddr_storage* from) const {
+    if (sources_count_ == 0 || !from) return false;
+    for (size_t i = 0; i < sources_count_; ++i)
+      if (sources_[i].SameHost(*from)) return false;
+    return true;
+  }
+  std::array<SocketAddress, kMaxSources> sources_{};
+  size_t sources_count_ = 0;
   std::optional<uint32_t> ssrc_;  // configured, or locked onto the first seen
   uint32_t foreign_streak_ = 0;   // foreign-SSRC packets in a row
 };

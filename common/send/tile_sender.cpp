@@ -65,6 +65,8 @@ Result<std::unique_ptr<TileSender>> TileSender::Create(const TileSenderOptions& 
   if (!s.ok()) return s.status();
   auto sender = std::unique_ptr<TileSender>(
       new TileSender(std::move(p).value(), std::move(s).value(), clock, o));
+  sender->max_datagrams_ = so.max_datagrams;
+  sender->max_iovecs_ = so.max_iovecs;
   sender->headers_.resize(sender->header_stride_ * most);
   sender->iov_.resize(3 * most);
   sender->runs_.resize(most);
@@ -148,6 +150,16 @@ IoStatus TileSender::SendBurst(bool hurry) {
   }
   ++stats_.frames;
   if (late_) ++stats_.late_frames;
+  return {};
+}
+
+Status TileSender::MoveSocket(UdpSenderOptions options) {
+  options.max_datagrams = max_datagrams_;
+  options.max_iovecs = max_iovecs_;
+  auto s = UdpSender::Open(options);
+  if (!s.ok()) return s.status();
+  s->CarryStatsFrom(socket_);
+  socket_ = std::move(s).value();
   return {};
 }
 

@@ -92,6 +92,11 @@ class TileSender {
   int64_t NextBurstNs() const { return pacer_.DueNs(next_); }
   IoStatus SendBurst(bool hurry);
 
+  // Sends from a new socket from now on (the stream moves to another NIC:
+  // streamer/tile_stream.h); the counters go on. Between bursts only. On
+  // error the old socket stays.
+  Status MoveSocket(UdpSenderOptions options);
+
   // Answers what the receiver sent back (Generic NACKs): reads the
   // socket without blocking, retransmits what was asked for and may be.
   // No allocation. REQUIRES: options.retransmission.
@@ -128,6 +133,7 @@ class TileSender {
 
   Packetizer packetizer_;
   UdpSender socket_;
+  uint32_t max_datagrams_ = 0, max_iovecs_ = 0;  // the socket's, as Create sized them
   Pacer pacer_;
   double fraction_;
   size_t header_stride_;

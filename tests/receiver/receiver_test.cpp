@@ -167,10 +167,12 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
 }
 
 // A node that joins the sync but never has a frame (here: a bare sync
-// connection for "right"): every tick reaches its deadline incomplete and is
+// connection for "right"): a tick that reaches its deadline incomplete is
 // skipped on every tile, so the left node shows nothing it could not show
-// together with the right.
-TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
+// together with the right; after 3 such ticks in a row the right node is
+// left out (a node that vanished, common/control/swap_sync.h) and the left
+// plays on alone.
+TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNodeUntilThatNodeIsLeftOut) {
   const pid_t left = StartReceiver("left", "left");
   std::atomic<bool> done{false};
   std::thread fake_right([&] {
@@ -195,12 +197,14 @@ TEST_F(ReceiverTest, ATickMissingOnOneNodeIsSkippedOnEveryNode) {
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
 
+  constexpr uint64_t kMissesToLeaveOut = 3;
   const auto streamer = Report("streamer");
-  EXPECT_EQ(streamer["sync"]["skipped"], kTicks) << streamer["sync"].dump();
-  EXPECT_EQ(streamer["sync"]["presented"], 0);
+  EXPECT_EQ(streamer["sync"]["skipped"], kMissesToLeaveOut) << streamer["sync"].dump();
+  EXPECT_EQ(streamer["sync"]["presented"], kTicks - kMissesToLeaveOut);
+  EXPECT_EQ(streamer["sync"]["left_out"], 1);
   const auto j = Report("left");
-  EXPECT_EQ(j["sync"]["skipped"], kTicks) << j["sync"].dump();
-  EXPECT_EQ(j["sync"]["presented"], 0);
+  EXPECT_EQ(j["sync"]["skipped"], kMissesToLeaveOut) << j["sync"].dump();
+  EXPECT_EQ(j["sync"]["presented"], kTicks - kMissesToLeaveOut);
   for (const auto& t : j["tiles"]) EXPECT_EQ(t["frames_complete"], kTicks) << "it had them all";
 }
 

@@ -307,7 +307,7 @@ TEST_F(StreamerTest, MissingReceiversNeverStopTheStream) {
                                     movie() + " --ticks 10 --json " + (dir_ / "report.json"),
                                 dir_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("receiver gone"));
+  EXPECT_THAT(r.output, HasSubstr("send errors (ECONNREFUSED "));  // ICMP: receiver gone
   std::ifstream in(dir_ / "report.json");
   std::stringstream json;
   json << in.rdbuf();

@@ -10,6 +10,7 @@
 // retransmission_test.cpp: nine processes far slower than the optimized
 // build on CI's 2 cores.
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "tests/testbed/testbed_fixture.h"
@@ -49,6 +50,35 @@ class PathFaults : public testing::TestbedFixture {
     return CountedDatagrams(
         Shell("ip netns exec ts-server nft list table inet fault", dir_).output);
   }
+
+  // Plays `ticks` ticks from memory to every node; once node tile03 showed
+  // 3 s of frames, runs `down`, then `while_down`, holds the fault for the
+  // rest of kOutageS, runs `up`, then `once_up`. The streamer's output.
+  std::string PlayThroughAFault(uint64_t ticks, const std::string& down, const std::string& up,
+                                const std::function<void()>& while_down = [] {},
+                                const std::function<void()>& once_up = [] {}) {
+    StartReceivers();
+    testing::ProcessResult tx;
+    std::thread stream([&] { tx = Stream(ticks, "--source memory"); });
+    const bool playing = testing::WaitFor(
+        [&] { return ReadFrameLog(dir_ / "tile03.txt")[2].size() >= 3 * kFps; },
+        std::chrono::seconds(60));
+    const testing::TempDir own;  // Shell's output file: the stream's is in dir_
+    const auto start = std::chrono::steady_clock::now();
+    const auto d = Shell(down, own);
+    while_down();
+    std::this_thread::sleep_until(start + std::chrono::seconds(kOutageS));  // the fault itself
+    const auto u = Shell(up, own);
+    once_up();
+    stream.join();
+    EXPECT_TRUE(playing) << "tile03 showed no frames: " << tx.output;
+    EXPECT_EQ(d.exit_code, 0) << down << ": " << d.output;
+    EXPECT_EQ(u.exit_code, 0) << up << ": " << u.output;
+    EXPECT_EQ(tx.exit_code, 0) << tx.output;
+    return tx.output;
+  }
+
+  static constexpr int64_t kOutageS = 5;
 };
 
 TEST_F(PathFaults, ARefusedSendCostsOnlyThatDatagram) {
@@ -93,24 +123,9 @@ TEST_F(PathFaults, ARefusedSendCostsOnlyThatDatagram) {
 // sync within a second. (Its frames from before and after are checked by
 // the other tests; here: the ticks.)
 TEST_F(PathFaults, ADisplayNodeWhoseLinkDiesDoesNotFreezeTheWall) {
-  constexpr int64_t kOutageS = 5;
   const auto ticks = static_cast<uint64_t>(15 * kFps);
-  StartReceivers();
-  testing::ProcessResult tx;
-  std::thread stream([&] { tx = Stream(ticks, "--source memory"); });
-  // Mid-play: once the node has shown 3 s of frames.
-  const bool playing = testing::WaitFor(
-      [&] { return ReadFrameLog(dir_ / "tile03.txt")[2].size() >= 3 * kFps; },
-      std::chrono::seconds(60));
-  const testing::TempDir own;  // Shell's output file: the stream's is in dir_
-  const auto down = Shell("ip -n ts-switch link set node-03 down", own);
-  std::this_thread::sleep_for(std::chrono::seconds(kOutageS));  // the outage itself
-  const auto up = Shell("ip -n ts-switch link set node-03 up", own);
-  stream.join();
-  ASSERT_TRUE(playing) << "tile03 showed no frames";
-  ASSERT_EQ(down.exit_code, 0) << down.output;
-  ASSERT_EQ(up.exit_code, 0) << up.output;
-  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  const std::string out = PlayThroughAFault(ticks, "ip -n ts-switch link set node-03 down",
+                                            "ip -n ts-switch link set node-03 up");
   StopReceivers();
 
   const nlohmann::json report = StreamerReport();
@@ -128,12 +143,63 @@ TEST_F(PathFaults, ADisplayNodeWhoseLinkDiesDoesNotFreezeTheWall) {
   EXPECT_LE(without, static_cast<uint64_t>((kOutageS + 1) * kFps)) << sync.dump();
   for (const char* tile : {"r0c0", "r0c1", "r1c1"})
     EXPECT_EQ(sync["ticks_without"].value(tile, uint64_t{0}), 0u) << tile << ": " << sync.dump();
-  EXPECT_NE(tx.output.find("swap sync: tile r1c0 (display node tile03) missed"), std::string::npos)
-      << tx.output;
+  EXPECT_NE(out.find("swap sync: tile r1c0 (display node tile03) missed"), std::string::npos)
+      << out;
   // Back: tile03 showed ticks again after the outage.
   const auto node = NodeReport("tile03");
   EXPECT_GE(node["sync"]["presented"].get<uint64_t>(), ticks - without - sync["skipped"].get<uint64_t>() - sender_late)
       << node["sync"].dump();
+}
+
+// The server's NIC eth5 (tile r1c1's, to node tile04) goes down for 5 s
+// mid-play: r1c1 streams through one of the other NICs within a second,
+// every frame it sends there arrives exact, and once eth5 is up again it
+// streams from eth5 within a second. (Not eth2: the testbed's control
+// listener is on eth2's address, as a wall's is on its management network.)
+TEST_F(PathFaults, ANicThatGoesDownMovesItsTiles) {
+  const auto ticks = static_cast<uint64_t>(15 * kFps);
+  const double tile_bytes_per_s = config_.wall.tile.frame_bytes() * kFps;
+  uint64_t nic_down = 0, others_down = 0, nic_up = 0;
+  const auto others = [&] { return TxBytes("eth2") + TxBytes("eth3") + TxBytes("eth4"); };
+  const std::string out = PlayThroughAFault(
+      ticks, "ip -n ts-server link set eth5 down", "ip -n ts-server link set eth5 up",
+      [&] {  // the outage's last 3 s: eth5 sends nothing, the others carry all four tiles
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        nic_down = TxBytes("eth5");
+        others_down = others();
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        nic_down = TxBytes("eth5") - nic_down;
+        others_down = others() - others_down;
+      },
+      [&] {  // from 1 s after it came back: eth5 carries r1c1 again
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        nic_up = TxBytes("eth5");
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        nic_up = TxBytes("eth5") - nic_up;
+      });
+  const std::map<uint32_t, uint64_t> sent = SentFrames();
+  std::map<uint32_t, uint64_t> awaited = sent;
+  awaited.erase(3);  // r1c1 lost frames to the move: not waited for
+  StopReceivers(awaited);
+
+  EXPECT_NE(out.find("tile r1c1: NIC eth5 is down: streaming from eth"), std::string::npos) << out;
+  EXPECT_NE(out.find("tile r1c1: NIC eth5 is back"), std::string::npos) << out;
+  EXPECT_LT(static_cast<double>(nic_down), 0.01 * 3 * tile_bytes_per_s) << "eth5 was down";
+  EXPECT_GT(static_cast<double>(others_down), 0.8 * 4 * 3 * tile_bytes_per_s)
+      << "the other NICs carried all four tiles";
+  EXPECT_GT(static_cast<double>(nic_up), 0.8 * 2 * tile_bytes_per_s) << "r1c1 back on eth5";
+  // At most a second of r1c1's frames lost to the move; every frame shown exact.
+  ExpectEveryFrameChecksumExact(sent, kStoreFrames, static_cast<uint64_t>(kFps));
+  const nlohmann::json report = StreamerReport();
+  uint64_t sender_late = 0;
+  for (const auto& s : report["streams"]) {
+    sender_late += s["late_frames"].get<uint64_t>();
+    if (s["tile"] != "r1c1") continue;
+    EXPECT_EQ(s["nic_moves"], 2) << "away and back: " << s.dump();
+    EXPECT_EQ(s["nic"], "eth5") << s.dump();
+  }
+  EXPECT_LE(report["sync"]["skipped"].get<uint64_t>(), static_cast<uint64_t>(kFps) + sender_late)
+      << report["sync"].dump();
 }
 
 }  // namespace

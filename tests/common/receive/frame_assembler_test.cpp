@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include "common/wire/packetizer.h"
@@ -174,7 +175,8 @@ TEST(FrameAssembler, CountsForeignSsrcAndSource) {
   o.tile = kTile;
   o.ssrc = 7;
   FrameAssembler a(o);
-  a.ExpectSource(*SocketAddress::Resolve("127.0.0.1", 0));
+  const SocketAddress source = *SocketAddress::Resolve("127.0.0.1", 0);
+  a.ExpectSources({&source, 1});
   const auto f = PatternFrame(kTile, 9);
   const Packets mine = FramePackets(f, 1000, 0), theirs = FramePackets(f, 1000, 0, 99);
   const sockaddr_storage good = SocketAddress::Resolve("127.0.0.1", 4000)->storage;
@@ -186,6 +188,29 @@ TEST(FrameAssembler, CountsForeignSsrcAndSource) {
   EXPECT_EQ(a.stats().foreign_ssrc, 1u);
   EXPECT_EQ(a.stats().foreign_source, 1u);
   EXPECT_TRUE(Shows(*a.TakeReady(), f));
+}
+
+// A tile stream moves to another of the server's NICs while its own is
+// down (NIC failover): its packets come from either address, mid-frame too.
+TEST(FrameAssembler, TakesTheStreamFromAnyOfTheServersAddresses) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.ssrc = 7;
+  FrameAssembler a(o);
+  const std::array<SocketAddress, 2> nics{*SocketAddress::Resolve("127.0.0.1", 0),
+                                          *SocketAddress::Resolve("127.0.0.3", 0)};
+  a.ExpectSources(nics);
+  const auto f = PatternFrame(kTile, 9);
+  const Packets p = FramePackets(f, 1000, 0);
+  const sockaddr_storage one = SocketAddress::Resolve("127.0.0.1", 4000)->storage;
+  const sockaddr_storage other = SocketAddress::Resolve("127.0.0.3", 5000)->storage;
+  const sockaddr_storage stranger = SocketAddress::Resolve("127.0.0.2", 4000)->storage;
+  for (size_t i = 0; i < p.size(); ++i) a.Add(p[i], i < p.size() / 2 ? &one : &other);
+  EXPECT_EQ(a.Add(p[0], &stranger), AddResult::kForeignSource);
+  EXPECT_EQ(a.stats().foreign_source, 1u);
+  const auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(Shows(*r, f));
 }
 
 TEST(FrameAssembler, CountsMalformedPacketsByReason) {

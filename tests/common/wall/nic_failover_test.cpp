@@ -1,0 +1,75 @@
+// Where tiles go while NICs are down (common/wall/nic_failover.h).
+#include "common/wall/nic_failover.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace tilestream {
+namespace {
+
+// The testbed's 2x2 wall with `nics` NICs of 10 Gbit/s, balanced.
+WallConfig Wall(const std::string& nics) {
+  auto c = ParseWallConfig(
+      "[wall]\ncolumns = 4\nrows = 2\ntile_width = 2560\ntile_height = 1600\nfps = 10\n" + nics +
+          "[[node]]\nname = \"a\"\naddress = \"10.0.0.11\"\n"
+          "tiles = [\"r0c0\", \"r0c1\", \"r0c2\", \"r0c3\", \"r1c0\", \"r1c1\", \"r1c2\", \"r1c3\"]\n",
+      "test.toml");
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return *c;
+}
+
+const char* kFourNics =
+    "[[nic]]\nname = \"eth2\"\naddress = \"10.1.0.1\"\n[[nic]]\nname = \"eth3\"\naddress = "
+    "\"10.2.0.1\"\n[[nic]]\nname = \"eth4\"\naddress = \"10.3.0.1\"\n[[nic]]\nname = "
+    "\"eth5\"\naddress = \"10.4.0.1\"\n";
+
+std::map<uint32_t, int> TilesPerNic(const std::vector<uint32_t>& nics) {
+  std::map<uint32_t, int> per;
+  for (uint32_t n : nics) ++per[n];
+  return per;
+}
+
+TEST(NicFailover, WithEveryNicUpEveryTileIsWhereTheConfigPutIt) {
+  const WallConfig c = Wall(kFourNics);
+  const auto nics = FailoverNics(c, {true, true, true, true});
+  for (uint32_t t = 0; t < c.tile_count(); ++t) EXPECT_EQ(nics[t], c.routes[t].nic) << t;
+}
+
+TEST(NicFailover, TheTilesOfANicThatIsDownAreSpreadOverTheOthersAndNoOtherTileMoves) {
+  const WallConfig c = Wall(kFourNics);
+  const auto nics = FailoverNics(c, {false, true, true, true});
+  for (uint32_t t = 0; t < c.tile_count(); ++t) {
+    EXPECT_NE(nics[t], 0u) << t;
+    if (c.routes[t].nic == 0) continue;
+    EXPECT_EQ(nics[t], c.routes[t].nic) << t << " stays";
+  }
+  const auto per = TilesPerNic(nics);  // 8 tiles: 2 each, then eth2's 2 on two others
+  for (const auto& [nic, tiles] : per) EXPECT_LE(tiles, 3) << nic;
+}
+
+TEST(NicFailover, WithNoNicUpATileStaysWhereItIs) {
+  const WallConfig c = Wall(kFourNics);
+  const auto nics = FailoverNics(c, {false, false, false, false});
+  for (uint32_t t = 0; t < c.tile_count(); ++t) EXPECT_EQ(nics[t], c.routes[t].nic) << t;
+}
+
+TEST(NicFailover, ATileMovesOnlyToANicOfItsOwnServer) {
+  const WallConfig c = Wall(
+      "[[server]]\nname = \"s1\"\nstore = \"/a\"\n[[server]]\nname = \"s2\"\nstore = \"/b\"\n"
+      "[[nic]]\nname = \"eth2\"\naddress = \"10.1.0.1\"\nserver = \"s1\"\n"
+      "[[nic]]\nname = \"eth3\"\naddress = \"10.2.0.1\"\nserver = \"s1\"\n"
+      "[[nic]]\nname = \"eth2\"\naddress = \"10.3.0.1\"\nserver = \"s2\"\n"
+      "[[nic]]\nname = \"eth3\"\naddress = \"10.4.0.1\"\nserver = \"s2\"\n");
+  const auto nics = FailoverNics(c, {false, true, true, true});
+  for (uint32_t t = 0; t < c.tile_count(); ++t)
+    EXPECT_EQ(c.nics[nics[t]].server, c.nics[c.routes[t].nic].server) << t;
+  const auto s1_down = FailoverNics(c, {false, false, true, true});
+  for (uint32_t t = 0; t < c.tile_count(); ++t) {
+    if (c.nics[c.routes[t].nic].server != 0) continue;
+    EXPECT_EQ(s1_down[t], c.routes[t].nic) << t << ": no NIC of its server is up";
+  }
+}
+
+}  // namespace
+}  // namespace tilestream
