@@ -19,6 +19,7 @@
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
+#include "common/wall/nic_failover.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/control_server.h"
 #include "streamer/doorbell.h"
@@ -70,6 +71,7 @@ class Coordinator {
         final_(tiles_, false),
         plan_(c_, static_cast<uint32_t>(std::max(1, comm.size - 1))),
         sync_(tiles_, c_.sync.partial, kSyncDropAfter) {
+    for (uint32_t t = 0; t < tiles_; ++t) latest_[t].nic = c_.routes[t].nic;  // until it reports
     if (auto d = DoorbellRinger::Open(comm.size); d.ok())
       doorbells_.emplace(std::move(d).value());
     else  // the tile ranks poll MPI instead
@@ -433,7 +435,10 @@ class Coordinator {
     }
     last_second_ = streams;
     LogRefusals();
-    if (options_.shed) LookForOverload(streams);
+    if (options_.shed) {
+      CapByNics();
+      LookForOverload(streams);
+    }
     if (!options_.quiet) {
       std::string sync;
       if (server_->synced_nodes() > 0) {
@@ -460,6 +465,22 @@ class Coordinator {
       else
         spdlog::info("{}", line.text);
     }
+  }
+
+  // While NICs are down (NIC failover), the ticks the NICs left can carry.
+  void CapByNics() {
+    std::vector<uint32_t> nics(tiles_);
+    for (uint32_t t = 0; t < tiles_; ++t) nics[t] = latest_[t].nic;
+    const double before = shedder_.ceiling();
+    shedder_.SetCeiling(CarriedShare(c_, nics));
+    if (shedder_.ceiling() < before)
+      spdlog::warn(
+          "the NICs streaming now carry {:.0f}% of the wall's rate: sending {:.0f}% of the "
+          "ticks, the same on every tile",
+          100 * shedder_.ceiling(), 100 * shedder_.keep());
+    else if (shedder_.ceiling() > before)
+      spdlog::info("the NICs streaming now carry {:.0f}% of the wall's rate",
+                   100 * shedder_.ceiling());
   }
 
   // The tile ranks' ticks of the last second, to the shedder; a line when

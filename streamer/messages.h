@@ -57,8 +57,8 @@ struct ReadyMessage {
 struct TileStats {
   uint32_t tile = 0;
   uint32_t final = 0;
-  uint32_t nic = 0;        // the NIC it streams from now (the config's, unless that is down)
-  uint32_t nic_moves = 0;  // times it moved to another NIC and back (NIC failover)
+  uint32_t nic = 0;              // the NIC it streams from now (the config's, unless that is down)
+  uint32_t nic_moves = 0;        // times it moved to another NIC and back (NIC failover)
   uint64_t frames = 0;           // frames sent
   uint64_t late_frames = 0;      // not out before the next tick
   uint64_t skipped_ticks = 0;    // ticks dropped because the tile was behind
@@ -68,8 +68,8 @@ struct TileStats {
   uint64_t packets = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;
-  uint64_t send_errors = 0;  // datagrams the kernel refused (all errnos)
-  RefusalCounts refusals;    // of which, per errno
+  uint64_t send_errors = 0;     // datagrams the kernel refused (all errnos)
+  RefusalCounts refusals;       // of which, per errno
   uint64_t refused_resent = 0;  // refused inside a batch, sent when tried again (SendStats)
   uint64_t disk_bytes = 0;
   int64_t disk_read_ns = 0;

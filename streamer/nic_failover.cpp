@@ -43,7 +43,8 @@ bool NicFailover::Look(int64_t now_ns, const std::vector<std::unique_ptr<TileStr
     if (to == from) continue;
     const std::string name = TileId::FromIndex(tile, config_.wall.layout).Name();
     if (const Status st = s->MoveTo(to); !st.ok()) {
-      spdlog::error("tile {}: cannot move to NIC {}: {}", name, config_.nic_label(to), st.message());
+      spdlog::error("tile {}: cannot move to NIC {}: {}", name, config_.nic_label(to),
+                    st.message());
       continue;
     }
     moved = true;

@@ -15,9 +15,8 @@ std::string KindText(size_t slot) {
 
 }  // namespace
 
-void RefusalLog::Look(size_t tile, const std::string& tile_name,
-                      const RefusalCounts& refusals, int64_t now_ns,
-                      std::vector<Line>* lines) {
+void RefusalLog::Look(size_t tile, const std::string& tile_name, const RefusalCounts& refusals,
+                      int64_t now_ns, std::vector<Line>* lines) {
   if (tile >= kinds_.size()) return;
   for (size_t k = 0; k < RefusalCounts::kSlots; ++k) {
     Kind& kind = kinds_[tile][k];
@@ -37,9 +36,9 @@ void RefusalLog::Look(size_t tile, const std::string& tile_name,
                                           tile_name, KindText(k), count - kind.logged,
                                           (now_ns - kind.logged_ns) / 1e9, count)});
     } else {
-      lines->push_back({false, fmt::format("tile {}: no {} for {:.0f} s ({} datagrams in all)",
-                                           tile_name, KindText(k),
-                                           (now_ns - kind.logged_ns) / 1e9, count)});
+      lines->push_back(
+          {false, fmt::format("tile {}: no {} for {:.0f} s ({} datagrams in all)", tile_name,
+                              KindText(k), (now_ns - kind.logged_ns) / 1e9, count)});
       kind.active = false;
     }
     kind.logged_ns = now_ns;

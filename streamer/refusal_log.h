@@ -25,9 +25,8 @@ class RefusalLog {
     std::string text;
   };
   // Looks at tile `tile`'s counters at `now_ns`; appends the lines to log.
-  void Look(size_t tile, const std::string& tile_name,
-            const RefusalCounts& refusals, int64_t now_ns,
-            std::vector<Line>* lines);
+  void Look(size_t tile, const std::string& tile_name, const RefusalCounts& refusals,
+            int64_t now_ns, std::vector<Line>* lines);
 
  private:
   struct Kind {

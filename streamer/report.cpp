@@ -96,8 +96,7 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
     out += fmt::format(
         "tile {:<6} nic {:<8} {:9.1f} Mbps  {:5.1f} %CPU  {} send errors{}  disk {:.0f} MB/s  "
         "frames {} ({} late, {} skipped, {} missed){}\n",
-        s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors,
-        RefusalNote(s), s.disk_mbytes_per_s,
+        s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors, RefusalNote(s), s.disk_mbytes_per_s,
         s.frames, s.late_frames, s.skipped_ticks, s.missed_frames,
         s.nacks ? fmt::format("  NACKs {}: {} packets sent again, {} too old, {} over the cap",
                               s.nacks, s.retransmitted, s.refused_old, s.refused_cap)

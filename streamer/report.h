@@ -16,14 +16,14 @@ namespace tilestream {
 
 struct StreamSummary {
   std::string tile;  // "r0c1"
-  std::string nic;  // it streams from now (NIC failover may have moved it)
+  std::string nic;   // it streams from now (NIC failover may have moved it)
   uint32_t nic_moves = 0;
   std::string host;  // where its rank ran
   double mbps = 0;
   double cpu_percent = 0;
   double disk_mbytes_per_s = 0;
-  uint64_t send_errors = 0;  // datagrams the kernel refused
-  RefusalCounts refusals;    // of them, by errno
+  uint64_t send_errors = 0;     // datagrams the kernel refused
+  RefusalCounts refusals;       // of them, by errno
   uint64_t refused_resent = 0;  // refused once, sent when tried again: not lost
   uint64_t frames = 0, late_frames = 0, skipped_ticks = 0, held_frames = 0, missed_frames = 0;
   uint64_t ticks_seen_late = 0;  // TileStats

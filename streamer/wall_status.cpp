@@ -8,8 +8,8 @@ namespace {
 nlohmann::json TileStatus(const WallStatusView& v, uint32_t t) {
   const WallConfig& c = v.config;
   const uint32_t configured = c.routes[t].nic;
-  const uint32_t now = t < v.latest.size() && v.latest[t].nic < c.nics.size() ? v.latest[t].nic
-                                                                              : configured;
+  const uint32_t now =
+      t < v.latest.size() && v.latest[t].nic < c.nics.size() ? v.latest[t].nic : configured;
   nlohmann::json tile{{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
                       {"rank", v.plan.rank(t)},
                       {"nic", c.nic_label(now)},

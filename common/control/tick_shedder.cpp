@@ -53,10 +53,24 @@ void TickShedder::Look(uint64_t sent, uint64_t skipped, uint32_t tiles) {
     quiet_looks_ = 0;
     return;
   }
-  if (keep_ >= 1.0 || ++quiet_looks_ < kQuietLooksToRaise) return;
+  if (keep_ >= ceiling_ || ++quiet_looks_ < kQuietLooksToRaise) return;
   quiet_looks_ = 0;
-  keep_ = std::min(1.0, keep_ + kRaiseStep);
+  keep_ = std::min(ceiling_, keep_ + kRaiseStep);
   if (keep_ >= 1.0) credit_ = 0;
+}
+
+void TickShedder::SetCeiling(double ceiling) {
+  ceiling = std::clamp(ceiling, kMinKeep, 1.0);
+  if (ceiling == ceiling_) return;
+  const bool held = keep_ >= ceiling_;
+  ceiling_ = ceiling;
+  if (keep_ > ceiling_) {
+    keep_ = ceiling_;
+    ++cuts_;
+  } else if (held) {
+    keep_ = ceiling_;
+    if (keep_ >= 1.0) credit_ = 0;
+  }
 }
 
 }  // namespace tilestream

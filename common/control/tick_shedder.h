@@ -54,12 +54,20 @@ class TickShedder {
   // About once a second.
   void Look(uint64_t sent, uint64_t skipped, uint32_t tiles = 1);
 
+  // The most the wall can send (kMinKeep..1), whatever the senders
+  // manage: the share of the wall's rate its NICs carry while some are down
+  // (docs/streamer.md, "NIC failover"). keep() never exceeds it; when it
+  // rises, a share it held down follows at once.
+  void SetCeiling(double ceiling);
+  double ceiling() const { return ceiling_; }
+
   double keep() const { return keep_; }
   uint64_t shed() const { return shed_; }
   uint64_t cuts() const { return cuts_; }
 
  private:
   double keep_ = 1.0;
+  double ceiling_ = 1.0;
   double credit_ = 0;          // Bresenham: ticks owed, sent when it reaches 1
   uint32_t pending_shed_ = 0;  // ticks already decided to be shed
   uint64_t shed_ = 0, cuts_ = 0;

@@ -81,7 +81,8 @@ uint64_t RefusalCounts::total() const {
 std::string RefusalCounts::Text() const {
   std::string text;
   for (size_t k = 0; k < kSlots; ++k)
-    if (counts_[k] > 0) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", SlotName(k), counts_[k]);
+    if (counts_[k] > 0)
+      text += fmt::format("{}{} {}", text.empty() ? "" : ", ", SlotName(k), counts_[k]);
   return text;
 }
 

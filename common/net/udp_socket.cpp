@@ -33,9 +33,7 @@ constexpr size_t kGsoControlSize = CMSG_SPACE(sizeof(uint16_t));
 
 // The kernel refuses GSO for this route or device (EINVAL: segments larger
 // than the route's MTU, which may have shrunk): send datagram by datagram.
-bool IsGsoRefusal(int e) {
-  return e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP || e == EINVAL;
-}
+bool IsGsoRefusal(int e) { return e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP || e == EINVAL; }
 
 // Sets a socket buffer, forcing past the sysctl maximum where permitted.
 // Returns what the kernel granted; warns once per process if it is less.
@@ -154,7 +152,6 @@ Result<UdpSender> UdpSender::Open(const UdpSenderOptions& o) {
   s.calls_ = o.calls;
   s.split_iov_.resize(size_t{o.max_iovecs} + o.max_datagrams);
   s.datagram_begin_.resize(size_t{o.max_datagrams} + 1);
-  s.datagram_bytes_.resize(o.max_datagrams);
   s.mmsgs_.resize(o.max_datagrams);
   s.message_first_.resize(size_t{o.max_datagrams} + 1);
   s.gso_control_.resize(size_t{o.max_datagrams} * kGsoControlSize);
@@ -175,16 +172,12 @@ uint32_t UdpSender::Split(std::span<const iovec> iov, size_t datagram_size, uint
       len -= take;
       filled += take;
       if (filled == datagram_size) {
-        datagram_bytes_[k] = static_cast<uint32_t>(filled);
         datagram_begin_[++k] = n;
         filled = 0;
       }
     }
   }
-  if (filled > 0) {
-    datagram_bytes_[k] = static_cast<uint32_t>(filled);
-    datagram_begin_[++k] = n;
-  }
+  if (filled > 0) datagram_begin_[++k] = n;
   return k;
 }
 

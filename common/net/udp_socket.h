@@ -174,7 +174,6 @@ class UdpSender {
   SendStats stats_;
   std::vector<iovec> split_iov_;
   std::vector<uint32_t> datagram_begin_;  // datagram k: split_iov_[begin[k], begin[k+1])
-  std::vector<uint32_t> datagram_bytes_;
   std::vector<mmsghdr> mmsgs_;
   std::vector<uint32_t> message_first_;  // GSO message m: datagrams [first[m], first[m+1])
   std::vector<std::byte> gso_control_;   // a UDP_SEGMENT control message per GSO message
@@ -199,7 +198,7 @@ struct ReceiveStats {
   // Dropped by the kernel with the socket buffer full (see UpdateKernelDrops):
   // a GSO message of many datagrams counts once.
   uint64_t kernel_drops = 0;
-  uint64_t feedback_errors = 0;      // SendTo failures, each costing that datagram only
+  uint64_t feedback_errors = 0;     // SendTo failures, each costing that datagram only
   RefusalCounts feedback_refusals;  // the same, by errno
   // Discard: the times a receiver far behind threw away what was queued,
   // and the bytes (as datagrams carry them) it threw away unread.

@@ -1,5 +1,7 @@
 #include "common/wall/nic_failover.h"
 
+#include <algorithm>
+
 #include "common/wall/nic_assignment.h"
 
 namespace tilestream {
@@ -21,6 +23,16 @@ std::vector<uint32_t> FailoverNics(const WallConfig& c, const std::vector<bool>&
   return AssignNics(pinned, bps, speeds, [&](size_t t, size_t n) {
     return nic_up[n] && c.nics[n].server == c.nics[c.routes[t].nic].server;
   });
+}
+
+double CarriedShare(const WallConfig& c, const std::vector<uint32_t>& nic_of_tile) {
+  std::vector<double> load(c.nics.size(), 0);
+  for (uint32_t nic : nic_of_tile)
+    if (nic < load.size()) load[nic] += c.wall.tile_bits_per_second();
+  double share = 1.0;
+  for (size_t n = 0; n < load.size(); ++n)
+    if (load[n] > 0) share = std::min(share, c.nics[n].speed_gbps * 1e9 / load[n]);
+  return share;
 }
 
 }  // namespace tilestream

@@ -17,4 +17,10 @@ namespace tilestream {
 // REQUIRES: nic_up.size() == c.nics.size().
 std::vector<uint32_t> FailoverNics(const WallConfig& c, const std::vector<bool>& nic_up);
 
+// The share of the wall's rate the NICs can carry with tile t streaming
+// from nic_of_tile[t]: 1 when each NIC's tiles fit its speed, else the
+// lowest speed / load over the NICs (every tile sends at the same rate, so
+// the wall keeps that share of its ticks).
+double CarriedShare(const WallConfig& c, const std::vector<uint32_t>& nic_of_tile);
+
 }  // namespace tilestream

@@ -54,15 +54,16 @@ class PathFaults : public testing::TestbedFixture {
   // Plays `ticks` ticks from memory to every node; once node tile03 showed
   // 3 s of frames, runs `down`, then `while_down`, holds the fault for the
   // rest of kOutageS, runs `up`, then `once_up`. The streamer's output.
-  std::string PlayThroughAFault(uint64_t ticks, const std::string& down, const std::string& up,
-                                const std::function<void()>& while_down = [] {},
-                                const std::function<void()>& once_up = [] {}) {
+  std::string PlayThroughAFault(
+      uint64_t ticks, const std::string& down, const std::string& up,
+      const std::function<void()>& while_down = [] {},
+      const std::function<void()>& once_up = [] {}) {
     StartReceivers();
     testing::ProcessResult tx;
     std::thread stream([&] { tx = Stream(ticks, "--source memory"); });
-    const bool playing = testing::WaitFor(
-        [&] { return ReadFrameLog(dir_ / "tile03.txt")[2].size() >= 3 * kFps; },
-        std::chrono::seconds(60));
+    const bool playing =
+        testing::WaitFor([&] { return ReadFrameLog(dir_ / "tile03.txt")[2].size() >= 3 * kFps; },
+                         std::chrono::seconds(60));
     const testing::TempDir own;  // Shell's output file: the stream's is in dir_
     const auto start = std::chrono::steady_clock::now();
     const auto d = Shell(down, own);
@@ -147,7 +148,8 @@ TEST_F(PathFaults, ADisplayNodeWhoseLinkDiesDoesNotFreezeTheWall) {
       << out;
   // Back: tile03 showed ticks again after the outage.
   const auto node = NodeReport("tile03");
-  EXPECT_GE(node["sync"]["presented"].get<uint64_t>(), ticks - without - sync["skipped"].get<uint64_t>() - sender_late)
+  EXPECT_GE(node["sync"]["presented"].get<uint64_t>(),
+            ticks - without - sync["skipped"].get<uint64_t>() - sender_late)
       << node["sync"].dump();
 }
 

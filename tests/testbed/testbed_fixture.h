@@ -193,7 +193,8 @@ class TestbedFixture : public ::testing::Test {
       for (const auto& [tile, frames] : ReadFrameLog(dir_ / (node.name + ".txt"))) {
         ++tiles_seen;
         ASSERT_LE(frames.size(), sent.at(tile)) << "tile " << tile;
-        ASSERT_GE(frames.size() + missing, sent.at(tile)) << "tile " << tile << ": every frame sent";
+        ASSERT_GE(frames.size() + missing, sent.at(tile))
+            << "tile " << tile << ": every frame sent";
         const uint32_t base = frames.begin()->first;
         const auto ts_per_tick = static_cast<uint32_t>(std::lround(90000 / config_.wall.fps));
         for (const auto& [ts, sum] : frames) {

@@ -118,9 +118,8 @@ void PlayTicks(SwapSyncMaster* m, uint64_t first, uint64_t count, bool one_repor
 }
 
 size_t Count(const std::vector<std::string>& lines, const std::string& word) {
-  return static_cast<size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
-    return l.rfind(word, 0) == 0;
-  }));
+  return static_cast<size_t>(std::count_if(lines.begin(), lines.end(),
+                                           [&](const auto& l) { return l.rfind(word, 0) == 0; }));
 }
 
 TEST(SwapSync, ATileThatMissesThreeTicksInARowIsLeftOutAndTheWallPlaysOn) {

@@ -137,5 +137,35 @@ TEST(TickShedderTest, EachTickSentKnowsWhenTheNextOneIs) {
   EXPECT_EQ(t.ticks_to_next(), 1u);
 }
 
+// NICs down (NIC failover): what is left carries 60% of the wall's rate,
+// so the wall sends 60% of its ticks, evenly, though the senders never
+// skipped one; once the NICs are back, every tick again at once.
+TEST(TickShedderTest, ACeilingFromTheNicsLeftCapsTheShareAtOnceAndLiftsItAtOnce) {
+  TickShedder s;
+  s.SetCeiling(0.6);
+  EXPECT_DOUBLE_EQ(s.keep(), 0.6);
+  EXPECT_EQ(Kept(Ticks(s, 100)), 60);
+  for (int look = 0; look < 10; ++look) s.Look(100, 0);  // the senders keep up
+  EXPECT_DOUBLE_EQ(s.keep(), 0.6) << "never above the ceiling";
+  s.SetCeiling(1.0);
+  EXPECT_DOUBLE_EQ(s.keep(), 1.0);
+  // The ticks shed after the last one sent were decided with it.
+  EXPECT_GE(Kept(Ticks(s, 100)), 99);
+  EXPECT_EQ(Kept(Ticks(s, 100)), 100);
+  s.SetCeiling(0.01);
+  EXPECT_DOUBLE_EQ(s.keep(), TickShedder::kMinKeep) << "never under a quarter";
+}
+
+TEST(TickShedderTest, ACeilingAboveWhatTheSendersManageLeavesTheirShare) {
+  TickShedder s;
+  for (int look = 0; look < 2; ++look) s.Look(70, 30);  // 30% skipped: cut to 68%
+  const double managed = s.keep();
+  ASSERT_LT(managed, 0.7);
+  s.SetCeiling(0.9);
+  EXPECT_DOUBLE_EQ(s.keep(), managed);
+  s.SetCeiling(1.0);
+  EXPECT_DOUBLE_EQ(s.keep(), managed) << "the senders' own share rises by its steps";
+}
+
 }  // namespace
 }  // namespace tilestream

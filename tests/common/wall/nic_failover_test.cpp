@@ -13,7 +13,8 @@ WallConfig Wall(const std::string& nics) {
   auto c = ParseWallConfig(
       "[wall]\ncolumns = 4\nrows = 2\ntile_width = 2560\ntile_height = 1600\nfps = 10\n" + nics +
           "[[node]]\nname = \"a\"\naddress = \"10.0.0.11\"\n"
-          "tiles = [\"r0c0\", \"r0c1\", \"r0c2\", \"r0c3\", \"r1c0\", \"r1c1\", \"r1c2\", \"r1c3\"]\n",
+          "tiles = [\"r0c0\", \"r0c1\", \"r0c2\", \"r0c3\", \"r1c0\", \"r1c1\", \"r1c2\", "
+          "\"r1c3\"]\n",
       "test.toml");
   EXPECT_TRUE(c.ok()) << c.status().message();
   return *c;
@@ -69,6 +70,17 @@ TEST(NicFailover, ATileMovesOnlyToANicOfItsOwnServer) {
     if (c.nics[c.routes[t].nic].server != 0) continue;
     EXPECT_EQ(s1_down[t], c.routes[t].nic) << t << ": no NIC of its server is up";
   }
+}
+
+TEST(NicFailover, TheShareCarriedIsTheMostLoadedNicsSpeedOverItsLoad) {
+  const WallConfig c = Wall(kFourNics);  // 8 tiles of 0.98 Gbit/s, 10 Gbit/s NICs
+  EXPECT_DOUBLE_EQ(CarriedShare(c, std::vector<uint32_t>(8, 0)), 1.0) << "7.9 Gbit/s on one";
+  const WallConfig fast = Wall(
+      "[[nic]]\nname = \"eth2\"\naddress = \"10.1.0.1\"\nspeed_gbps = 4\n"
+      "[[nic]]\nname = \"eth3\"\naddress = \"10.2.0.1\"\nspeed_gbps = 4\n");
+  const double tile = fast.wall.tile_bits_per_second();
+  EXPECT_DOUBLE_EQ(CarriedShare(fast, {0, 0, 0, 0, 1, 1, 1, 1}), 1.0);
+  EXPECT_NEAR(CarriedShare(fast, std::vector<uint32_t>(8, 1)), 4e9 / (8 * tile), 1e-9);
 }
 
 }  // namespace
