@@ -278,6 +278,13 @@ print("wall: retransmission: %d NACKs, %.3f%% of the bytes sent again (%d packet
       % (sum(x.get("nacks", 0) for x in st), 100.0 * again / st_bytes, sum(x.get("retransmitted", 0) for x in st),
          sum(x.get("refused_cap", 0) for x in st), sum(t.get("recovered", 0) for t in tiles),
          sum(t.get("unrecoverable", 0) for t in tiles), sum(t.get("frames_repaired", 0) for t in tiles)))
+refused = {}
+for x in st:
+    for e, n in x.get("refusals", {}).items():
+        refused[e] = refused.get(e, 0) + n
+print("wall: sends the kernel refused: %s; %d more refused inside a batch and sent again alone"
+      % (", ".join("%s %d" % kv for kv in sorted(refused.items())) or "none",
+         sum(x.get("refused_resent", 0) for x in st)))
 print("wall: receivers over two frames behind caught up %d times, throwing away %.1f MB unread"
       % (sum(t.get("catch_ups", 0) for t in tiles), sum(t.get("discarded_bytes", 0) for t in tiles) / 1e6))
 f = "%s.%g." % (label, fps)

@@ -8,10 +8,14 @@
 #
 #   bench/reference_server.sh DIR RESULTS_DIR [RUN...]
 #
-# RUN is NAME:RANKS:FPS:SECS[:disk] (RANKS 1: spawned, one rank per tile).
+# RUN is NAME:RANKS:FPS:SECS[:disk][:lost=N|refused=N] (RANKS 1: spawned,
+# one rank per tile; N per mille of the tile datagrams dropped on lo's
+# ingress, or refused by the sender's kernel in nft's output hook).
 # Default: the wall at 22 fps with a rank per tile and with one rank per
 # NIC (5), from disk at 8 fps, and at 6 fps for the CPU ratio: about 6
-# minutes on 16 cores (each run takes its seconds plus 25-55 s).
+# minutes on 16 cores (each run takes its seconds plus 25-55 s). The
+# faults of the path (issue 34): n16-22fps-refused:16:22:60::refused=10
+# n16-22fps-lost:16:22:60::lost=10.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 PORTABLE_DIR RESULTS_DIR [NAME:RANKS:FPS:SECS[:disk]...]" >&2; exit 2; }
 cd "$(dirname "$0")/.."
@@ -32,11 +36,15 @@ source "$portable/env.sh"
   command -v perf >/dev/null && echo "perf: yes" || echo "perf: no"
 } >>"$log" 2>&1
 for run in "${runs[@]}"; do
-  IFS=: read -r name ranks fps wsecs source <<<"$run"
+  IFS=: read -r name ranks fps wsecs source fault <<<"$run"
   dir=/tmp/tsbench-$name
   rm -rf "$dir"
-  echo "== $name: ranks $ranks, $fps fps, $wsecs s, ${source:-memory} ($(date -u +%T))" >>"$log"
+  echo "== $name: ranks $ranks, $fps fps, $wsecs s, ${source:-memory} ${fault:-} ($(date -u +%T))" >>"$log"
   extra=()
+  case "${fault:-}" in
+    lost=*) extra+=(WALL_DROP="${fault#lost=}") ;;
+    refused=*) extra+=(WALL_DROP="${fault#refused=}" WALL_DROP_HOOK=output) ;;
+  esac
   [ "$ranks" = 1 ] || extra+=(WALL_RANKS="$ranks")
   [ "${source:-}" = disk ] && extra+=(WALL_SOURCE=disk WALL_MOVIE="$PWD/movies/reference")
   env OUT="$dir" WALL_FPS="$fps" WALL_SECS="$wsecs" "${extra[@]}" \

@@ -134,9 +134,14 @@ TEST_F(PathFaults, ADisplayNodeWhoseLinkDiesDoesNotFreezeTheWall) {
   uint64_t sender_late = 0;
   for (const auto& s : report["streams"]) sender_late += s["late_frames"].get<uint64_t>();
   // The other nodes showed at least 90% of the outage's ticks: at most a
-  // tenth of them skipped waiting for tile03 (and those a sender was late for).
+  // tenth of them skipped waiting for tile03 (and those a sender was late
+  // for). Under ASan's 5 fps a tenth is 2 ticks, under the 3 missed in a
+  // row that leave a node out: then those 3.
   const auto outage_ticks = static_cast<uint64_t>(kOutageS * kFps);
-  EXPECT_LE(sync["skipped"].get<uint64_t>(), outage_ticks / 10 + sender_late) << sync.dump();
+  constexpr uint64_t kMissesToLeaveOut = 3;
+  EXPECT_LE(sync["skipped"].get<uint64_t>(),
+            std::max(outage_ticks / 10, kMissesToLeaveOut) + sender_late)
+      << sync.dump();
   EXPECT_GE(sync["left_out"].get<uint64_t>(), 1u) << sync.dump();
   // tile03 was without the sync for the outage and at most a second more.
   const auto without = sync["ticks_without"].value("r1c0", uint64_t{0});
