@@ -24,7 +24,7 @@ void RefusalLog::Look(size_t tile, const std::string& tile_name, const RefusalCo
     if (!kind.active) {
       if (count <= kind.logged) continue;
       lines->push_back({true, fmt::format("tile {}: the kernel refuses sends with {}: {} datagrams "
-                                          "so far, each repaired like a lost one",
+                                          "so far; the receivers ask for them again like lost ones",
                                           tile_name, KindText(k), count - kind.logged)});
       kind = {true, now_ns, count};
       continue;

@@ -33,7 +33,7 @@ TEST_F(RefusalLogTest, OneLineWhenAKindStartsOneAMinuteWhileItLastsOneWhenItStop
   EXPECT_TRUE(lines[0].warning);
   EXPECT_EQ(lines[0].text,
             "tile r0c0: the kernel refuses sends with EPERM (Operation not permitted): 7 "
-            "datagrams so far, each repaired like a lost one");
+            "datagrams so far; the receivers ask for them again like lost ones");
   for (int64_t s = 2; s < 61; ++s) {
     counts_[0].Add(EPERM, 10);
     EXPECT_TRUE(LookAt(s).empty()) << s;

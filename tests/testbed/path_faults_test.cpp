@@ -1,14 +1,12 @@
 // Faults of the path between the server and the wall, injected where they
 // really happen (docs/hardening.md, "Faults of the path"): the server's own
 // kernel refusing sends (nftables' output hook, as a local firewall rule or
-// a full conntrack table does: EPERM for each such send), and a display
-// node's link taken down (its switch port: no FIN or RST reaches anyone).
+// a full conntrack table does: EPERM for each such send), a display node's
+// link taken down (its switch port: no FIN or RST reaches anyone), and one
+// of the server's NICs taken down.
 // A 2x2 wall of 2560x1600 tiles at 10 fps from memory on the namespace
-// testbed. Root only.
-//
-// Under AddressSanitizer the wall plays at 5 fps, as in
-// retransmission_test.cpp: nine processes far slower than the optimized
-// build on CI's 2 cores.
+// testbed. Root only. Under AddressSanitizer at 5 fps
+// (testing::MemoryWallFixture).
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -21,21 +19,8 @@ namespace {
 using testing::ReadFrameLog;
 using testing::Shell;
 
-constexpr uint64_t kStoreFrames = 4;  // --source memory sends the store's first 4
-#ifdef __SANITIZE_ADDRESS__
-constexpr double kFps = 5;
-#else
-constexpr double kFps = 10;
-#endif
-constexpr auto kTicks = static_cast<uint64_t>(20 * kFps);  // 20 s
-
-class PathFaults : public testing::TestbedFixture {
+class PathFaults : public testing::MemoryWallFixture {
  protected:
-  void SetUp() override {
-    if (Shell("command -v nft", dir_).exit_code != 0) GTEST_SKIP() << "needs nftables (nft)";
-    SetUpWall("testbed-2x2.toml", "", kStoreFrames, "up", kFps);
-  }
-
   // nftables on the server's output: `rule` (an nft rule body) refuses the
   // tile streams' datagrams as they are sent; the sender sees EPERM.
   void RefuseOnServerOutput(const std::string& rule) {

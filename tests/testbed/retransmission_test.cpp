@@ -3,14 +3,8 @@
 // 1,375 packets a frame) at 10 fps, one tile per display node and per NIC,
 // swap sync at its default deadline, frames from memory. nftables drops
 // packets on the display nodes' links as they arrive; every frame must
-// still be shown, checksum-exact, with no tick skipped. Root only.
-//
-// Under AddressSanitizer the wall plays at 5 fps: nine processes far
-// slower than the optimized build, on CI's 2 cores, brought retransmissions back
-// after their frame's window (one frame interval) in two CI runs, at
-// 10 fps. Half the rate gives back the headroom a real server has; what
-// these tests ask of the recovery (every loss counted, asked for, answered
-// and shown) is the same.
+// still be shown, checksum-exact, with no tick skipped. Root only. Under
+// AddressSanitizer at 5 fps (testing::MemoryWallFixture).
 #include "tests/testbed/testbed_fixture.h"
 
 namespace tilestream {
@@ -18,21 +12,8 @@ namespace {
 
 using testing::Shell;
 
-constexpr uint64_t kStoreFrames = 4;  // --source memory sends the store's first 4
-#ifdef __SANITIZE_ADDRESS__
-constexpr double kFps = 5;
-#else
-constexpr double kFps = 10;
-#endif
-constexpr auto kTicks = static_cast<uint64_t>(20 * kFps);  // 20 s
-
-class RetransmissionTest : public testing::TestbedFixture {
+class RetransmissionTest : public testing::MemoryWallFixture {
  protected:
-  void SetUp() override {
-    if (Shell("command -v nft", dir_).exit_code != 0) GTEST_SKIP() << "needs nftables (nft)";
-    SetUpWall("testbed-2x2.toml", "", kStoreFrames, "up", kFps);
-  }
-
   // What node's tile lost is what nft dropped on its link, and all of it
   // came back (a frame's last datagram is shorter than 8960 bytes, so the
   // counter's datagram estimate runs a little low).

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "common/base/bytes.h"
@@ -223,8 +224,7 @@ int RefuseSequence(int fd, mmsghdr* messages, unsigned count, int flags) {
 
 class Refusing : public Loopback {
  protected:
-  std::unique_ptr<TileSender> MakeRefusingSender(uint16_t sequence, int e,
-                                                 bool retransmission = false) {
+  std::unique_ptr<TileSender> MakeRefusingSender(uint16_t sequence, int e) {
     g_refused_sequence = sequence;
     g_refused_errno = e;
     TileSenderOptions o;
@@ -236,8 +236,6 @@ class Refusing : public Loopback {
     o.socket.gso = false;  // a message per datagram: the refusal is of one
     o.socket.calls.sendmmsg = RefuseSequence;
     o.pacing = false;
-    o.retransmission = retransmission;
-    o.retransmission_share = 1.0;
     auto s = TileSender::Create(o, &clock_);
     EXPECT_TRUE(s.ok()) << s.status().message();
     return std::move(s).value();
@@ -279,13 +277,18 @@ TEST_F(Refusing, AnErrorAfterWhichTheSocketCannotSendEndsTheSenderWithIt) {
 // socket; the sender answers with RFC 4588 packets of the last two frames.
 class Retransmitting : public Loopback {
  protected:
-  std::unique_ptr<TileSender> MakeSender(double share) {
+  // `calls`: the socket's system calls (a refusing kernel), without GSO.
+  std::unique_ptr<TileSender> MakeSender(double share, std::optional<SocketCalls> calls = {}) {
     TileSenderOptions o;
     o.packetizer.tile = kTile;
     o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
     o.packetizer.ssrc = 77;
     o.socket.destination = "127.0.0.1";
     o.socket.port = receiver_->port();
+    if (calls) {
+      o.socket.calls = *calls;
+      o.socket.gso = false;
+    }
     o.pacing = false;
     o.retransmission = true;
     o.retransmission_share = share;
@@ -387,20 +390,9 @@ TEST_F(Retransmitting, RetransmitsNoMoreThanItsBucketAndShareOfTheBytesSent) {
 TEST_F(Retransmitting, ARefusedDatagramIsRepairedLikeAnyLoss) {
   g_refused_sequence = 3;
   g_refused_errno = EPERM;
-  TileSenderOptions o;
-  o.packetizer.tile = kTile;
-  o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
-  o.packetizer.ssrc = 77;
-  o.socket.destination = "127.0.0.1";
-  o.socket.port = receiver_->port();
-  o.socket.gso = false;
-  o.socket.calls.sendmmsg = RefuseSequence;
-  o.pacing = false;
-  o.retransmission = true;
-  o.retransmission_share = 1.0;
-  o.rtx_payload_type = 97;
-  o.rtx_ssrc = 78;
-  auto sender = std::move(TileSender::Create(o, &clock_)).value();
+  SocketCalls refusing;
+  refusing.sendmmsg = RefuseSequence;
+  auto sender = MakeSender(1.0, refusing);
   const auto f = PatternFrame(kTile, 1);
   ASSERT_TRUE(sender->SendFrame(f.data(), 1000, clock_.NowNs(), 1'000'000, nullptr).ok());
   Collect(sender->packetizer().packet_count() - 1);
