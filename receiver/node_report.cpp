@@ -67,6 +67,7 @@ nlohmann::json FinalTileJson(const std::string& name, double seconds, const Tile
                       {"probation", a.probation},
                       {"sequence_jump", a.sequence_jump},
                       {"timestamp_out_of_sequence", a.timestamp_out_of_sequence},
+                      {"byes", a.byes},
                       {"frames_wrong_geometry", a.frames_wrong_geometry},
                       {"arriving", fmt::format("{}x{}", a.arriving.width, a.arriving.height)},
                       {"placed", st.placement.placed},

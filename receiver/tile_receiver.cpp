@@ -39,6 +39,7 @@ Result<std::unique_ptr<TileReceiver>> TileReceiver::Open(TileReceiverOptions o) 
     if (!plan.ok()) return plan.status();
     r->placement_ = std::make_unique<PacketPlacement>(std::move(plan).value(), r->socket_.batch(),
                                                       UdpReceiver::kBufferSize, r->socket_.gro());
+    r->assembler_.ExpectPlan(&r->placement_->plan());
     for (uint32_t m = 0; m < r->socket_.batch(); ++m)
       r->buffers_.push_back(r->socket_.message_buffer(m));
     r->lengths_.resize(r->socket_.batch());

@@ -32,7 +32,7 @@ constexpr int64_t kGoTimeoutNs = 65 * kSecond;
 // Statistics are also the heartbeat: rank 0 calls a tile dead after 1.5 s of
 // silence, which must come before mpirun's own 2 s abort to name the tile.
 constexpr int64_t kStatsPeriodNs = kSecond / 4;
-// The most a stopping rank answers NACKs for its last frame (AnswerLastNacks).
+// How long a stopping rank answers NACKs for its last frame (AnswerLastNacks).
 constexpr int64_t kLingerNs = kSecond / 4;
 // How long a silent coordinator is looked for before it is called gone.
 constexpr int kConfirmSilenceMs = 200;
@@ -109,13 +109,11 @@ class TileRank {
         for (size_t i = 0; i < streams_.size(); ++i) QueueBenchFrame(i, start_ns_);
         Pump();
       } else {
-        int64_t interval_ns = 0;
         do {
           if (tick.command == TickCommand::kPlay) Play(tick);
-          interval_ns = std::max(interval_ns, tick.interval_ns);
           MaybeSendStats(clock_.NowNs());
         } while (NextTick(&tick));
-        if (!coordinator_gone_) AnswerLastNacks(interval_ns);
+        if (!coordinator_gone_) AnswerLastNacks();
       }
     }
     if (coordinator_gone_) return false;
@@ -181,12 +179,14 @@ class TileRank {
     }
   }
 
-  // Stopping: the last frame's losses are asked for after it went out, so
-  // NACKs are answered for two frame intervals more (at most kLingerNs)
-  // before the final report: the show's last frame arrives whole too.
-  void AnswerLastNacks(int64_t interval_ns) {
+  // Stopping: the last frame's losses are asked for after it went out (a
+  // lost tail once the receiver has the BYE that ends its stream), so NACKs
+  // are answered kLingerNs more before the final report: the show's last
+  // frame arrives whole too.
+  void AnswerLastNacks() {
     if (feedback_streams_.empty()) return;
-    const int64_t until = clock_.NowNs() + std::min(2 * interval_ns, kLingerNs);
+    for (TileStream* s : feedback_streams_) s->EndStream();
+    const int64_t until = clock_.NowNs() + kLingerNs;
     while (clock_.NowNs() < until && !WaitAnswering(until, 0)) {
     }
   }

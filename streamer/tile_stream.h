@@ -65,6 +65,7 @@ class TileStream {
   // for this tile), and answering them (common/send/tile_sender.h).
   int feedback_fd() const { return retransmission_ ? sender_->socket().fd() : -1; }
   void AnswerFeedback() { sender_->AnswerFeedback(); }
+  void EndStream() { sender_->EndStream(); }
 
   void CountSleep() { ++sleeps_; }
   void CountSkippedTicks(uint64_t n) { stats_.skipped_ticks += n; }

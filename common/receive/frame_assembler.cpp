@@ -3,15 +3,26 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/wire/rtcp_feedback.h"
+
 namespace tilestream {
 namespace {
 
 constexpr uint64_t kSequenceBase = uint64_t{1} << 40;  // room to go back
 constexpr size_t kMaxHeld = 65536;                     // a UDP payload's headers and pixels
 constexpr uint32_t kRelockStreak = 1000;
+// The most packets of a stream's first frame asked for before its first
+// packet: a burst of loss, several GSO messages of 7.
+constexpr uint32_t kMaxHead = 64;
 
 // Signed distance between RTP timestamps, modulo 2^32.
 int32_t TimestampDelta(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b); }
+
+// Where a packet's pixels start in the frame (bytes).
+size_t FirstPixelByte(const Rfc4175View& v, uint32_t width) {
+  const LineHeader first = LoadLineHeader(v.line_headers.data());
+  return (size_t{first.line} * width + first.offset) * kPgroupBytes;
+}
 
 }  // namespace
 
@@ -69,15 +80,42 @@ void FrameAssembler::CommitSequence(const SequenceVerdict& v) {
     if (loss_) loss_->Arrived(ext);
     return;
   }
-  stats_.lost += ext - max_sequence_ - 1;
-  if (loss_ && ext - max_sequence_ > 1) loss_->Lost(max_sequence_ + 1, ext - max_sequence_ - 1);
-  if (ext - max_sequence_ >= kWindow) {
-    std::fill(seen_.begin(), seen_.end(), 0);
-  } else {
-    for (uint64_t s = max_sequence_ + 1; s < ext; ++s) bit(s) &= ~mask(s);
-  }
+  MarkLostBefore(ext);
   max_sequence_ = ext;
   bit(ext) |= mask(ext);
+}
+
+void FrameAssembler::MarkLostBefore(uint64_t ext) {
+  const uint64_t gap = ext - max_sequence_ - 1;
+  stats_.lost += gap;
+  if (loss_ && gap > 0) loss_->Lost(max_sequence_ + 1, gap);
+  if (gap + 1 >= kWindow) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    return;
+  }
+  for (uint64_t s = max_sequence_ + 1; s < ext; ++s)
+    seen_[(s % kWindow) / 64] &= ~(uint64_t{1} << (s % 64));
+}
+
+void FrameAssembler::MarkTailLost() {
+  if (!plan_ || !loss_ || !have_frame_ || !tail_open_) return;
+  tail_open_ = false;
+  const uint32_t count = plan_->packet_count();
+  const uint32_t newest = plan_->PacketAt(newest_offset_);
+  // Not the plan's, its last, or more than a sender ends a frame without
+  // (a tail so long is a stream cut short, and would outrun the window).
+  if (newest + 1 >= count || count - newest > kWindow / 2) return;
+  const uint64_t end = max_sequence_ + (count - newest);  // the next frame's first
+  MarkLostBefore(end);
+  max_sequence_ = end - 1;
+}
+
+AddResult FrameAssembler::AddRtcp(std::span<const std::byte> packet) {
+  if (ssrc_ && SaysBye(packet, *ssrc_)) {
+    ++stats_.byes;
+    MarkTailLost();
+  }
+  return AddResult::kRtcp;
 }
 
 FrameAssembler::Stamp FrameAssembler::JudgeTimestamp(uint32_t ts, Order order) const {
@@ -156,6 +194,14 @@ AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v,
   const Held& first = candidates[held];
   have_sequence_ = true;
   max_sequence_ = kSequenceBase + static_cast<uint16_t>(first.view.rtp.sequence - 1);
+  // Picked up just after the start of a frame (its first packets lost):
+  // with the sender's plan, the packets before are as missing as any gap.
+  // Up to kMaxHead: further in, it is a node that joined mid-stream, which
+  // lost nothing and would ask for the frame its first packet falls in.
+  if (plan_ && loss_) {
+    const uint32_t k = plan_->PacketAt(FirstPixelByte(first.view, options_.tile.width));
+    if (k < plan_->packet_count() && k <= kMaxHead) max_sequence_ -= k;
+  }
   std::fill(seen_.begin(), seen_.end(), 0);
   if (loss_) loss_->Forget();
   if (have_frame_) Finish(/*by_marker=*/false);
@@ -302,6 +348,7 @@ AddResult FrameAssembler::Add(std::span<const std::byte> packet, const sockaddr_
     ++stats_.foreign_source;
     return AddResult::kForeignSource;
   }
+  if (LooksLikeRtcp(packet)) return AddRtcp(packet);
   Rfc4175View v;
   if (const ParseError e = ParseRfc4175(packet, options_.tile, &v); e != ParseError::kOk) {
     ++stats_.malformed[static_cast<size_t>(e)];
@@ -384,6 +431,10 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
   Mark(v, coverage_, &high_water_, &extent_);
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
+  if (plan_ && loss_ && Extend(v.rtp.sequence) == max_sequence_) {
+    newest_offset_ = FirstPixelByte(v, options_.tile.width);
+    tail_open_ = true;
+  }
   if (v.rtp.marker) Finish(/*by_marker=*/true);
   return AddResult::kOk;
 }
@@ -425,6 +476,7 @@ AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
   if (missing && have_frame_ && ts == timestamp_) {
     CopySegmentsToFrame(v, options_.tile, buffers_[assembling_]);
     Mark(v, coverage_, &high_water_, &extent_);
+    if (coverage_.full()) Finish(/*by_marker=*/false);  // its marker was what was lost
   } else if (missing && repair_.valid && ts == repair_.timestamp) {
     CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer]);
     Mark(v, repair_.coverage, &repair_.reach, &repair_extent);

@@ -59,6 +59,7 @@
 #include "common/net/udp_socket.h"
 #include "common/receive/coverage_map.h"
 #include "common/receive/loss_tracker.h"
+#include "common/wire/packetizer.h"
 #include "common/wire/rfc4175.h"
 
 namespace tilestream {
@@ -74,6 +75,7 @@ enum class AddResult : uint8_t {
   kProbation = 7,               // a new stream's first packet, held until the next follows it
   kSequenceJump = 8,            // beyond the dropout limit: held until the next follows it
   kTimestampOutOfSequence = 9,  // a new timestamp from a packet not in sequence
+  kRtcp = 10,                   // the sender's RTCP (RFC 5761 multiplexing): a BYE acted on
 };
 
 struct AssemblerStats {
@@ -91,6 +93,7 @@ struct AssemblerStats {
   uint64_t probation = 0;
   uint64_t sequence_jump = 0;
   uint64_t timestamp_out_of_sequence = 0;
+  uint64_t byes = 0;  // RTCP BYEs of the stream: its sender ended it
   std::array<uint64_t, static_cast<size_t>(ParseError::kCount)> malformed{};
   uint64_t frames_complete = 0;
   uint64_t frames_incomplete = 0;
@@ -195,6 +198,13 @@ class FrameAssembler {
     return options_.rtx_payload_type && packet.size() >= 2 &&
            (static_cast<uint8_t>(packet[1]) & 0x7f) == *options_.rtx_payload_type;
   }
+  // Our streamer's plan (retransmission on): `plan` (which must outlive
+  // the assembler) says where in its frame a packet is, so that what a gap
+  // in sequence cannot show is asked for too: the first packets of a frame
+  // a stream starts with, and, when the sender says BYE (RTCP, the show's
+  // end), the packets after the newest of the frame being assembled (a
+  // lost tail of the last frame, which no later packet reveals). Null: off.
+  void ExpectPlan(const Packetizer* plan) { plan_ = plan; }
   // Missing packets and when to ask for them; null when retransmission is off.
   LossTracker* loss() { return loss_.get(); }
   const LossTracker* loss() const { return loss_.get(); }
@@ -235,6 +245,12 @@ class FrameAssembler {
   using HeldSlots = std::array<Held, kHeldSlots>;
   SequenceVerdict JudgeSequence(uint16_t sequence, uint32_t timestamp) const;
   void CommitSequence(const SequenceVerdict& v);
+  // Sequence numbers (max_sequence_, ext) were never seen: lost.
+  void MarkLostBefore(uint64_t ext);
+  AddResult AddRtcp(std::span<const std::byte> packet);
+  // The sender ended its stream: the rest of the assembling frame's plan
+  // after its newest packet is lost.
+  void MarkTailLost();
   // What a packet's timestamp means for the frame being assembled.
   enum class Stamp : uint8_t { kSameFrame, kNewFrame, kLate, kRefused };
   Stamp JudgeTimestamp(uint32_t ts, Order order) const;
@@ -305,6 +321,11 @@ class FrameAssembler {
   // Retransmission: the missing packets, and the frame that ended
   // incomplete, kept until it is whole or the next frame ends.
   std::unique_ptr<LossTracker> loss_;
+  // ExpectPlan: where the newest packet's pixels start; open until the
+  // tail after it is marked lost.
+  const Packetizer* plan_ = nullptr;
+  bool tail_open_ = false;
+  size_t newest_offset_ = 0;
   struct Repair {
     bool valid = false;
     int buffer = -1;

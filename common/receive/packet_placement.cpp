@@ -44,16 +44,9 @@ void PacketPlacement::Prepare(std::byte* frame, size_t high_water,
   uint32_t first = kNoPacket;
   const bool backing_off = misses_ >= kMissesBeforeBackoff && ++skipped_ % kBackoffPeriod != 0;
   if (frame && !backing_off) {
-    // The packet whose pixels start at the high-water mark (offsets rise with k).
-    uint32_t lo = 0, hi = plan_.packet_count();
-    while (lo < hi) {
-      const uint32_t mid = lo + (hi - lo) / 2;
-      if (plan_.pixels(mid).offset < high_water)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    if (lo < plan_.packet_count() && plan_.pixels(lo).offset == high_water) first = lo;
+    // The packet whose pixels start at the high-water mark.
+    const uint32_t k = plan_.PacketAt(high_water);
+    if (k < plan_.packet_count()) first = k;
   }
   frame_ = first == kNoPacket ? nullptr : frame;
   for (uint32_t m = 0; m < buffers.size(); ++m) {

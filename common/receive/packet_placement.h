@@ -91,6 +91,7 @@ class PacketPlacement {
   }
 
   const PlacementStats& stats() const { return stats_; }
+  const Packetizer& plan() const { return plan_; }
 
  private:
   // Checks that segment j of message m (of packet `k`) is what the plan says.

@@ -163,6 +163,13 @@ Status TileSender::MoveSocket(UdpSenderOptions options) {
   return {};
 }
 
+void TileSender::EndStream() {
+  std::array<std::byte, kByeSize> bye;
+  WriteBye(packetizer_.options().ssrc, bye);
+  const iovec iov{bye.data(), bye.size()};
+  for (int i = 0; i < 2; ++i) socket_.Send({&iov, 1}, bye.size());
+}
+
 void TileSender::AnswerFeedback() {
   for (int i = 0; i < kMaxFeedbackPerAnswer; ++i) {
     const ssize_t n = socket_.ReceiveFeedback(feedback_);

@@ -101,6 +101,11 @@ class TileSender {
   // socket without blocking, retransmits what was asked for and may be.
   // No allocation. REQUIRES: options.retransmission.
   void AnswerFeedback();
+  // The stream ends (the show does): an RTCP BYE, twice (one may be lost),
+  // so that a receiver asks for a lost tail of the last frame, which no
+  // later packet reveals (common/receive/frame_assembler.h). Answer NACKs
+  // for a while after. A refused BYE is counted like any refused send.
+  void EndStream();
   // The frame before the last one begun is no longer valid (its buffer
   // went back to the ring): only the last one may be retransmitted.
   void ForgetOlderFrames() { history_[1] = {}; }

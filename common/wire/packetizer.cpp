@@ -49,6 +49,15 @@ Result<Packetizer> Packetizer::Create(const PacketizerOptions& options) {
   return p;
 }
 
+uint32_t Packetizer::PacketAt(size_t offset) const {
+  const auto at =
+      std::lower_bound(packets_.begin(), packets_.end(), offset,
+                       [](const PlannedPacket& p, size_t o) { return p.pixels.offset < o; });
+  return at != packets_.end() && at->pixels.offset == offset
+             ? static_cast<uint32_t>(at - packets_.begin())
+             : packet_count();
+}
+
 void Packetizer::AddPacket(std::span<const LineHeader> segments, size_t pixel_offset) {
   PlannedPacket packet;
   packet.first_header_byte = static_cast<uint32_t>(line_headers_.size());

@@ -61,6 +61,9 @@ class Packetizer {
   }
   size_t header_size(uint32_t i) const { return packets_[i].header_bytes; }
   PixelRange pixels(uint32_t i) const { return packets_[i].pixels; }
+  // The packet whose pixels start at byte `offset` of the frame, or
+  // packet_count() if none does. O(log n).
+  uint32_t PacketAt(size_t offset) const;
   size_t max_packet_size() const { return max_packet_size_; }
   // UDP payload bytes of a whole frame: what a frame costs on the wire.
   size_t frame_payload_bytes() const { return frame_payload_bytes_; }

@@ -36,6 +36,48 @@ size_t WriteGenericNack(uint32_t sender_ssrc, uint32_t media_ssrc, std::span<con
   return size;
 }
 
+size_t WriteBye(uint32_t ssrc, std::span<std::byte> out) {
+  out[0] = std::byte(0x81);  // V=2, P=0, SC=1
+  out[1] = std::byte(kRtcpBye);
+  StoreBE16(out.data() + 2, kByeSize / 4 - 1);
+  StoreBE32(out.data() + 4, ssrc);
+  return kByeSize;
+}
+
+namespace {
+
+// Calls visit(packet) for each RTCP packet of a datagram, each at least its
+// 4-byte header and within the datagram; stops at the first malformed one.
+template <typename F>
+RtcpError ForEachRtcpPacket(std::span<const std::byte> datagram, F&& visit) {
+  size_t pos = 0;
+  while (pos < datagram.size()) {
+    if (datagram.size() - pos < 4) return RtcpError::kTooShort;
+    const std::byte* p = datagram.data() + pos;
+    if ((static_cast<uint8_t>(p[0]) >> 6) != 2) return RtcpError::kBadVersion;
+    const size_t length = (size_t{LoadBE16(p + 2)} + 1) * 4;
+    if (length > datagram.size() - pos) return RtcpError::kBadLength;
+    pos += length;
+    if (const RtcpError e = visit(std::span<const std::byte>(p, length)); e != RtcpError::kOk)
+      return e;
+  }
+  return RtcpError::kOk;
+}
+
+}  // namespace
+
+bool SaysBye(std::span<const std::byte> datagram, uint32_t ssrc) {
+  bool bye = false;
+  ForEachRtcpPacket(datagram, [&](std::span<const std::byte> p) {
+    if (static_cast<uint8_t>(p[1]) != kRtcpBye) return RtcpError::kOk;
+    const size_t sources = static_cast<uint8_t>(p[0]) & 0x1f;
+    for (size_t i = 0; i < sources && 8 + 4 * i <= p.size(); ++i)
+      bye = bye || LoadBE32(p.data() + 4 + 4 * i) == ssrc;
+    return RtcpError::kOk;
+  });
+  return bye;
+}
+
 const char* RtcpErrorName(RtcpError e) {
   switch (e) {
     case RtcpError::kOk:
@@ -55,25 +97,20 @@ const char* RtcpErrorName(RtcpError e) {
 RtcpError ParseGenericNacks(std::span<const std::byte> datagram, std::span<NackRequest> out,
                             size_t* count) {
   *count = 0;
-  size_t pos = 0;
-  while (pos < datagram.size()) {
-    if (datagram.size() - pos < 4) return RtcpError::kTooShort;
-    const std::byte* p = datagram.data() + pos;
-    const auto b0 = static_cast<uint8_t>(p[0]);
-    if ((b0 >> 6) != 2) return RtcpError::kBadVersion;
-    const size_t length = (size_t{LoadBE16(p + 2)} + 1) * 4;
-    if (length > datagram.size() - pos) return RtcpError::kBadLength;
-    pos += length;
-    if (static_cast<uint8_t>(p[1]) != kRtcpTransportFeedback || (b0 & 0x1f) != kGenericNackFormat)
-      continue;
+  return ForEachRtcpPacket(datagram, [&](std::span<const std::byte> packet) {
+    const std::byte* p = packet.data();
+    const size_t length = packet.size();
+    if (static_cast<uint8_t>(p[1]) != kRtcpTransportFeedback ||
+        (static_cast<uint8_t>(p[0]) & 0x1f) != kGenericNackFormat)
+      return RtcpError::kOk;
     if (length < kNackHeaderSize) return RtcpError::kTooShort;
     const uint32_t media_ssrc = LoadBE32(p + 8);
     for (size_t at = kNackHeaderSize; at + kNackEntrySize <= length && *count < out.size();
          at += kNackEntrySize) {
       out[(*count)++] = {media_ssrc, {LoadBE16(p + at), LoadBE16(p + at + 2)}};
     }
-  }
-  return RtcpError::kOk;
+    return RtcpError::kOk;
+  });
 }
 
 }  // namespace tilestream

@@ -1,6 +1,8 @@
 // RTCP transport feedback for retransmission (docs/protocol.md,
 // "Retransmission"): the Generic NACK of RFC 4585 (PT 205, FMT 1), by which
-// a receiver asks the sender for lost packets again.
+// a receiver asks the sender for lost packets again, and the BYE (RFC 3550
+// 6.6, PT 203) by which a sender says its stream ends, so that a receiver
+// asks for the lost tail of the last frame (no later packet shows it).
 //
 // A Generic NACK names lost sequence numbers as FCI entries: a packet id
 // (PID) and a bitmask of the 16 following (BLP). Receivers send it
@@ -27,6 +29,16 @@ inline constexpr size_t kNackEntrySize = 4;
 // RFC 5761 section 4: a datagram on a multiplexed port is RTCP when its
 // second byte (RTP's marker and payload type) is 192..223.
 bool LooksLikeRtcp(std::span<const std::byte> datagram);
+
+inline constexpr uint8_t kRtcpBye = 203;
+inline constexpr size_t kByeSize = 8;  // RTCP header + one SSRC
+
+// A reduced-size BYE for `ssrc`. REQUIRES: out.size() >= kByeSize. Returns
+// kByeSize.
+size_t WriteBye(uint32_t ssrc, std::span<std::byte> out);
+// Whether an RTCP datagram (compound or reduced-size, checked as
+// ParseGenericNacks checks it) holds a BYE naming `ssrc`.
+bool SaysBye(std::span<const std::byte> datagram, uint32_t ssrc);
 
 // One FCI entry: `pid` and those of the 16 after it whose bit is set in `blp`.
 struct NackEntry {

@@ -157,7 +157,9 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
   for (const auto& t : j["tiles"]) {
     EXPECT_LE(t["frames_incomplete"].get<int>(), 1) << "only the frame it joined in the middle of";
     EXPECT_GE(t["frames_complete"].get<int>(), 20) << t.dump();
-    EXPECT_EQ(t["lost"], 0) << t.dump();
+    // Nothing, or the first packets of the frame it joined if it came in
+    // within the first 64 (asked for, as a lost head: docs/receiver.md).
+    EXPECT_LE(t["lost"].get<int>(), 64) << t.dump();
   }
   // From its first complete frame on, every tick arrived: no gap.
   for (const auto& [tile, frames] : FrameLog("right-2")) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/base/bytes.h"
 #include "common/base/clock.h"
 #include "common/send/tile_sender.h"
 #include "tests/support/packet_builder.h"
@@ -123,6 +124,86 @@ TEST(TileReceiver, AReceiverFarBehindCatchesUpAndTheFramesAfterArriveWhole) {
     EXPECT_EQ(complete[ts], sum);
   }
   EXPECT_LT(complete.size(), (queued_up_to / 3600) + 3) << "some queued frames were thrown away";
+}
+
+// The kernel refusing the stream's datagrams of RTP sequence numbers from
+// g_refused_from on, not its retransmissions (a firewall rule on the
+// sender's output), as it does: the messages before go out, the call
+// returns their count.
+uint16_t g_refused_from = 0;
+
+int RefuseTail(int fd, mmsghdr* messages, unsigned count, int flags) {
+  for (unsigned i = 0; i < count; ++i) {
+    const auto* rtp = static_cast<const std::byte*>(messages[i].msg_hdr.msg_iov[0].iov_base);
+    const bool original = (static_cast<uint8_t>(rtp[1]) & 0x7f) == kDefaultPayloadType;
+    if (!original || LoadBE16(rtp + 2) < g_refused_from) continue;
+    if (i > 0) return ::sendmmsg(fd, messages, i, flags);
+    errno = EPERM;
+    return -1;
+  }
+  return ::sendmmsg(fd, messages, count, flags);
+}
+
+// The last frame of a show whose last two packets (its marker among them)
+// the kernel refused: no later packet shows that they are missing, but the
+// sender's BYE ends the stream, and the receiver, which knows our sender's
+// plan, asks for them: the frame arrives whole.
+TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
+  const TileGeometry tile{320, 40};
+  PacketizerOptions plan;
+  plan.tile = tile;
+  plan.max_payload = MaxUdpPayloadForMtu(1500);
+  plan.ssrc = 77;
+  std::mutex mu;
+  std::map<uint32_t, uint64_t> complete;  // timestamp -> checksum
+  TileReceiverOptions o;
+  o.assembler.tile = tile;
+  o.assembler.rtx_payload_type = 97;
+  o.socket.bind_address = "127.0.0.1";
+  o.plan = plan;
+  o.on_frame = [&](uint32_t, uint32_t timestamp, uint64_t checksum) {
+    std::lock_guard lock(mu);
+    complete[timestamp] = checksum;
+  };
+  auto r = TileReceiver::Open(std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  TileReceiver& receiver = **r;
+  receiver.Start();
+
+  MonotonicClock clock;
+  TileSenderOptions so;
+  so.packetizer = plan;
+  so.socket.destination = "127.0.0.1";
+  so.socket.port = receiver.port();
+  so.socket.gso = false;  // a message per datagram: each refusal is of one
+  so.socket.calls.sendmmsg = RefuseTail;
+  so.pacing = false;
+  so.retransmission = true;
+  so.retransmission_share = 1.0;
+  so.rtx_payload_type = 97;
+  so.rtx_ssrc = 78;
+  auto sender = TileSender::Create(so, &clock);
+  ASSERT_TRUE(sender.ok()) << sender.status().message();
+  const uint32_t n = (*sender)->packetizer().packet_count();
+  ASSERT_GE(n, 4u);
+  g_refused_from = static_cast<uint16_t>(n - 2);
+  const auto frame = testing::PatternFrame(tile, 3);
+  ASSERT_TRUE((*sender)->SendFrame(frame.data(), 1000, clock.NowNs(), 1'000'000, nullptr).ok());
+  EXPECT_EQ((*sender)->socket().stats().refusals.of(EPERM), 2u);
+  (*sender)->EndStream();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    (*sender)->AnswerFeedback();
+    std::lock_guard lock(mu);
+    return complete.count(1000) > 0;
+  })) << "the last frame never arrived whole";
+  receiver.Stop();
+  EXPECT_EQ(complete[1000], FrameChecksum(frame.data(), frame.size()));
+  const TileReceiverStats st = receiver.Snapshot();
+  EXPECT_EQ(st.assembler.lost, 2u);
+  EXPECT_EQ(st.assembler.recovered, 2u);
+  EXPECT_EQ(st.assembler.byes, 2u);
+  // Asked again every few ms until answered (here as often as WaitFor looks).
+  EXPECT_GE((*sender)->stats().retransmitted, 2u);
 }
 
 }  // namespace

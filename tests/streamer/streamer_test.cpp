@@ -142,6 +142,7 @@ class StreamerTest : public ::testing::Test {
     for (uint32_t t = 0; t < 4; ++t) {
       const auto& frames = captures[t]->frames();
       EXPECT_EQ(captures[t]->malformed(), 0u);
+      EXPECT_EQ(captures[t]->rtcp(), 2u) << "the stream ends with a BYE, sent twice";
       ASSERT_EQ(frames.size(), kTicks) << "tile " << t << "\n" << r.output;
       std::vector<uint32_t> all_sequences;
       for (const auto& [ts, f] : frames) {

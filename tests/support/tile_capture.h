@@ -16,6 +16,7 @@
 
 #include "common/net/udp_socket.h"
 #include "common/wire/rfc4175.h"
+#include "common/wire/rtcp_feedback.h"
 
 namespace tilestream::testing {
 
@@ -50,6 +51,10 @@ class TileCapture {
         if (receiver_->ReceiveBatch().messages == 0) continue;
         std::lock_guard lock(mu_);
         receiver_->ForEachDatagram([&](std::span<const std::byte> d, const sockaddr_storage&) {
+          if (LooksLikeRtcp(d)) {  // the sender's BYE when its stream ends
+            ++rtcp_;
+            return;
+          }
           ++packets_;
           Rfc4175View v;
           if (ParseRfc4175(d, tile_, &v) != ParseError::kOk) {
@@ -90,6 +95,7 @@ class TileCapture {
   // REQUIRES: stopped.
   const std::map<uint32_t, CapturedFrame>& frames() const { return frames_; }
   size_t malformed() const { return malformed_; }
+  size_t rtcp() const { return rtcp_; }
 
  private:
   TileGeometry tile_;
@@ -101,6 +107,7 @@ class TileCapture {
   std::map<uint32_t, CapturedFrame> frames_;
   size_t packets_ = 0;
   size_t malformed_ = 0;
+  size_t rtcp_ = 0;
 };
 
 }  // namespace tilestream::testing

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/wire/packetizer.h"
+#include "common/wire/rtcp_feedback.h"
 #include "tests/support/packet_builder.h"
 
 namespace tilestream {
@@ -19,18 +20,23 @@ const TileGeometry kTile{100, 20};  // 6000 bytes: 5 packets of 1460 at MTU 1500
 
 using Packets = std::vector<std::vector<std::byte>>;
 
-// The packets of one frame as our streamer sends them.
-Packets FramePackets(const std::vector<std::byte>& frame, uint32_t timestamp,
-                     uint32_t first_sequence, uint32_t ssrc = 7) {
+// Our streamer's plan of the tile.
+Packetizer Plan(uint32_t ssrc = 7) {
   PacketizerOptions o;
   o.tile = kTile;
   o.max_payload = 1460;
   o.ssrc = ssrc;
-  auto p = Packetizer::Create(o);
+  return Packetizer::Create(o).value();
+}
+
+// The packets of one frame as our streamer sends them.
+Packets FramePackets(const std::vector<std::byte>& frame, uint32_t timestamp,
+                     uint32_t first_sequence, uint32_t ssrc = 7) {
+  const Packetizer plan = Plan(ssrc);
   Packets out;
-  for (uint32_t i = 0; i < p->packet_count(); ++i) {
-    std::vector<std::byte> packet(p->packet_size(i));
-    p->Build(i, frame, timestamp, first_sequence + i, packet);
+  for (uint32_t i = 0; i < plan.packet_count(); ++i) {
+    std::vector<std::byte> packet(plan.packet_size(i));
+    plan.Build(i, frame, timestamp, first_sequence + i, packet);
     out.push_back(std::move(packet));
   }
   return out;
@@ -592,6 +598,90 @@ TEST(FrameAssemblerRetransmission, ALostMarkerPacketIsRepairedOnceTheNextFrameRe
   auto r = a.TakeFrame(1000, false);
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(Shows(*r, f1));
+}
+
+std::vector<std::byte> Bye(uint32_t ssrc = 7) {
+  std::vector<std::byte> bye(kByeSize);
+  WriteBye(ssrc, bye);
+  return bye;
+}
+
+// The show's last frame: no later packet reveals that its last two were
+// lost, but its sender's BYE does: the rest of the plan's packets after
+// the newest are lost, and asked for.
+TEST(FrameAssemblerRetransmission, ALostTailIsAskedForWhenTheSenderSaysBye) {
+  FrameAssembler a = MakeRepairing();
+  const Packetizer plan = Plan();
+  a.ExpectPlan(&plan);
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  AddAll(a, {p1.begin(), p1.end() - 2});
+  EXPECT_EQ(a.loss()->missing(), 0u);
+  EXPECT_EQ(a.Add(Bye(8)), AddResult::kRtcp);  // another stream's
+  EXPECT_EQ(a.loss()->missing(), 0u);
+  EXPECT_EQ(a.Add(Bye()), AddResult::kRtcp);
+  EXPECT_EQ(a.Add(Bye()), AddResult::kRtcp);  // sent twice: counted once as lost
+  EXPECT_EQ(a.stats().byes, 2u);
+  std::array<uint16_t, 8> due{};
+  ASSERT_EQ(a.loss()->TakeDue(due), 2u);
+  EXPECT_EQ(due[0], 3u);
+  EXPECT_EQ(due[1], 4u);
+  EXPECT_EQ(a.Add(Rtx(p1[3])), AddResult::kOk);
+  EXPECT_EQ(a.Add(Rtx(p1[4])), AddResult::kOk);
+  ASSERT_NE(a.just_finished(), nullptr);  // whole: it ends without its marker
+  EXPECT_TRUE(a.just_finished()->complete);
+  EXPECT_TRUE(Shows(*a.just_finished(), f1));
+  AddAll(a, p2);  // a new show on the same stream, in sequence: nothing more lost
+  EXPECT_EQ(a.stats().frames_complete, 2u);
+  EXPECT_EQ(a.stats().lost, 2u);
+  EXPECT_EQ(a.stats().recovered, 2u);
+  EXPECT_EQ(a.loss()->missing(), 0u);
+}
+
+// A whole frame, then BYE: nothing is lost.
+TEST(FrameAssemblerRetransmission, AByeAfterAWholeFrameLosesNothing) {
+  FrameAssembler a = MakeRepairing();
+  const Packetizer plan = Plan();
+  a.ExpectPlan(&plan);
+  AddAll(a, FramePackets(PatternFrame(kTile, 1), 1000, 0));
+  EXPECT_EQ(a.Add(Bye()), AddResult::kRtcp);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_EQ(a.loss()->missing(), 0u);
+  EXPECT_EQ(a.stats().frames_complete, 1u);
+}
+
+// The stream's first two packets lost (or a receiver that joined mid-frame):
+// with the plan, the first packet seen says how many came before it in its
+// frame, and they are asked for like any gap.
+TEST(FrameAssemblerRetransmission, AStreamPickedUpMidFrameAsksForTheFramesHead) {
+  FrameAssembler a = MakeRepairing();
+  const Packetizer plan = Plan();
+  a.ExpectPlan(&plan);
+  const auto f = PatternFrame(kTile, 1);
+  Packets p = FramePackets(f, 1000, 100);
+  a.loss()->SetNow(0);
+  AddAll(a, {p.begin() + 2, p.end()});
+  EXPECT_EQ(a.stats().lost, 2u);
+  std::array<uint16_t, 8> due{};
+  ASSERT_EQ(a.loss()->TakeDue(due), 2u);
+  EXPECT_EQ(due[0], 100u);
+  EXPECT_EQ(due[1], 101u);
+  EXPECT_EQ(a.Add(Rtx(p[0])), AddResult::kOk);
+  EXPECT_EQ(a.Add(Rtx(p[1])), AddResult::kOk);
+  auto r = a.TakeFrame(1000, false);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(Shows(*r, f));
+  EXPECT_EQ(a.stats().frames_repaired, 1u);
+}
+
+// Without the sender's plan (a third-party stream) a tail is not guessed.
+TEST(FrameAssemblerRetransmission, WithoutThePlanNoTailIsGuessed) {
+  FrameAssembler a = MakeRepairing();
+  Packets p = FramePackets(PatternFrame(kTile, 1), 1000, 0);
+  AddAll(a, {p.begin(), p.end() - 2});
+  a.Add(Bye());
+  EXPECT_EQ(a.loss()->missing(), 0u);
+  EXPECT_EQ(a.stats().lost, 0u);
 }
 
 TEST(FrameAssemblerRetransmission, AFrameIsGivenUpOnceTheNextOneEnds) {

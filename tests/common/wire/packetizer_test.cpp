@@ -96,6 +96,17 @@ TEST(Packetizer, PackedFillsEveryPacketButTheLastToTheSameSize) {
   }
 }
 
+TEST(Packetizer, FindsThePacketWhosePixelsStartAtAnOffset) {
+  for (Packing packing : {Packing::kPacked, Packing::kLine}) {
+    const Packetizer p = Make({641, 37}, 1460, packing);
+    for (uint32_t i = 0; i < p.packet_count(); ++i) {
+      ASSERT_EQ(p.PacketAt(p.pixels(i).offset), i);
+      ASSERT_EQ(p.PacketAt(p.pixels(i).offset + 3), p.packet_count());  // inside a packet
+    }
+    EXPECT_EQ(p.PacketAt(size_t{641} * 37 * 3), p.packet_count());  // the frame's end
+  }
+}
+
 TEST(Packetizer, RejectsImpossibleGeometry) {
   PacketizerOptions o;
   o.tile = {0, 10};

@@ -148,5 +148,34 @@ TEST(GenericNack, TellsRtcpFromRtpOnAMultiplexedPort) {
   EXPECT_FALSE(LooksLikeRtcp(std::span(rtcp).first(1)));
 }
 
+// The sender's BYE: reduced-size as we write it, or after a receiver report
+// naming several sources; a truncated one names none it cannot hold.
+TEST(RtcpBye, NamesItsSourcesAloneOrInACompoundPacket) {
+  std::array<std::byte, kByeSize> bye;
+  ASSERT_EQ(WriteBye(0x01020304, bye), kByeSize);
+  EXPECT_TRUE(LooksLikeRtcp(bye));
+  EXPECT_TRUE(SaysBye(bye, 0x01020304));
+  EXPECT_FALSE(SaysBye(bye, 0x01020305));
+
+  std::vector<std::byte> compound(8);
+  compound[0] = std::byte(0x80);
+  compound[1] = std::byte(201);  // RR, no report blocks
+  StoreBE16(compound.data() + 2, 1);
+  const std::vector<std::byte> two = {
+      std::byte(0x82), std::byte(kRtcpBye), std::byte(0), std::byte(2), std::byte(0), std::byte(0),
+      std::byte(0),    std::byte(5),        std::byte(0), std::byte(0), std::byte(0), std::byte(6)};
+  compound.insert(compound.end(), two.begin(), two.end());
+  EXPECT_TRUE(SaysBye(compound, 5));
+  EXPECT_TRUE(SaysBye(compound, 6));
+  EXPECT_FALSE(SaysBye(compound, 7));
+
+  auto lying = two;  // says 2 sources, holds 1
+  StoreBE16(lying.data() + 2, 1);
+  lying.resize(8);
+  EXPECT_TRUE(SaysBye(lying, 5));
+  EXPECT_FALSE(SaysBye(lying, 6));
+  EXPECT_FALSE(SaysBye(std::span(bye).first(6), 0x01020304));  // past the datagram
+}
+
 }  // namespace
 }  // namespace tilestream
