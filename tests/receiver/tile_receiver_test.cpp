@@ -44,6 +44,34 @@ TEST(TileReceiver, AHardReceiveErrorEndsTheTilesThreadAndIsReported) {
   EXPECT_EQ(tile.Snapshot().socket.syscalls, 1u);
 }
 
+// Our sender's plan of a tile, at an MTU.
+PacketizerOptions Plan(TileGeometry tile, uint32_t mtu) {
+  PacketizerOptions plan;
+  plan.tile = tile;
+  plan.max_payload = MaxUdpPayloadForMtu(mtu);
+  plan.ssrc = 77;
+  return plan;
+}
+
+// The checksums of the frames a receiver completed, by RTP timestamp.
+struct CompleteFrames {
+  std::mutex mu;
+  std::map<uint32_t, uint64_t> sums;
+};
+
+// A receiver on loopback of `plan`'s tile that records what it completes.
+TileReceiverOptions Receiving(const PacketizerOptions& plan, CompleteFrames* complete) {
+  TileReceiverOptions o;
+  o.assembler.tile = plan.tile;
+  o.socket.bind_address = "127.0.0.1";
+  o.plan = plan;
+  o.on_frame = [complete](uint32_t, uint32_t timestamp, uint64_t checksum) {
+    std::lock_guard lock(complete->mu);
+    complete->sums[timestamp] = checksum;
+  };
+  return o;
+}
+
 // Bytes waiting in the socket bound to `port`, as the kernel charges them
 // (its rx_queue in /proc/net/udp).
 size_t QueuedBytes(uint16_t port) {
@@ -63,21 +91,12 @@ size_t QueuedBytes(uint16_t port) {
 TEST(TileReceiver, AReceiverFarBehindCatchesUpAndTheFramesAfterArriveWhole) {
   if (geteuid() != 0) GTEST_SKIP() << "a 64-MiB receive buffer needs root (SO_RCVBUFFORCE)";
   const TileGeometry tile{1280, 800};  // 3 MB frames
-  PacketizerOptions plan;
-  plan.tile = tile;
-  plan.max_payload = MaxUdpPayloadForMtu(9000);
-  plan.ssrc = 77;
-  std::mutex mu;
-  std::map<uint32_t, uint64_t> complete;  // timestamp -> checksum
-  TileReceiverOptions o;
-  o.assembler.tile = tile;
-  o.socket.bind_address = "127.0.0.1";
+  const PacketizerOptions plan = Plan(tile, 9000);
+  CompleteFrames frames;
+  std::mutex& mu = frames.mu;
+  std::map<uint32_t, uint64_t>& complete = frames.sums;
+  TileReceiverOptions o = Receiving(plan, &frames);
   o.socket.receive_buffer = 64 << 20;  // the default: the kernel queues up to twice that
-  o.plan = plan;
-  o.on_frame = [&](uint32_t, uint32_t timestamp, uint64_t checksum) {
-    std::lock_guard lock(mu);
-    complete[timestamp] = checksum;
-  };
   auto r = TileReceiver::Open(std::move(o));
   ASSERT_TRUE(r.ok()) << r.status().message();
   TileReceiver& receiver = **r;
@@ -150,21 +169,12 @@ int RefuseTail(int fd, mmsghdr* messages, unsigned count, int flags) {
 // plan, asks for them: the frame arrives whole.
 TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   const TileGeometry tile{320, 40};
-  PacketizerOptions plan;
-  plan.tile = tile;
-  plan.max_payload = MaxUdpPayloadForMtu(1500);
-  plan.ssrc = 77;
-  std::mutex mu;
-  std::map<uint32_t, uint64_t> complete;  // timestamp -> checksum
-  TileReceiverOptions o;
-  o.assembler.tile = tile;
+  const PacketizerOptions plan = Plan(tile, 1500);
+  CompleteFrames frames;
+  std::mutex& mu = frames.mu;
+  std::map<uint32_t, uint64_t>& complete = frames.sums;
+  TileReceiverOptions o = Receiving(plan, &frames);
   o.assembler.rtx_payload_type = 97;
-  o.socket.bind_address = "127.0.0.1";
-  o.plan = plan;
-  o.on_frame = [&](uint32_t, uint32_t timestamp, uint64_t checksum) {
-    std::lock_guard lock(mu);
-    complete[timestamp] = checksum;
-  };
   auto r = TileReceiver::Open(std::move(o));
   ASSERT_TRUE(r.ok()) << r.status().message();
   TileReceiver& receiver = **r;
