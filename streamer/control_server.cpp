@@ -34,6 +34,9 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& con
                     fd.status().message(), config.source));
   }
   s->listener_ = std::move(fd).value();
+  for (const DisplayNode& n : config.nodes)
+    if (auto host = SocketAddress::Resolve(n.address, 0); host.ok())
+      s->node_hosts_.push_back(*host);
   sockaddr_storage a{};
   socklen_t len = sizeof a;
   getsockname(s->listener_.get(), reinterpret_cast<sockaddr*>(&a), &len);
@@ -81,42 +84,85 @@ void ControlServer::Serve() {
     if (fds_[i].revents & POLLOUT) c.channel.Flush();
     if (!(fds_[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();
-    c.last_input_ns = MonotonicNs();
   }
   // At most kLinesPerPoll lines of each client per call, so that a flood
   // from one cannot hold up the frame clock; the rest wait in its buffer
   // (which has a limit) for the next call. Lines that arrived before a
   // close are still handled.
+  const int64_t now = MonotonicNs();
   for (auto& c : clients_) {
     for (size_t n = 0; n < kLinesPerPoll; ++n) {
       auto line = c->channel.NextLine();
       if (!line) break;
+      c->last_line_ns = now;
       Handle(*c, *line);
     }
-  }
-  const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * 1'000'000'000;
-  for (auto& c : clients_) {
-    if (c->node < 0 && c->channel.open() && MonotonicNs() - c->last_input_ns > idle_limit) {
-      c->channel.Send(
-          ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
-      c->channel.Close("idle");
-    }
+    EnforceDeadlines(*c, now);
   }
   for (auto& c : clients_)
     if (!c->channel.open()) Drop(*c);
   std::erase_if(clients_, [](const auto& c) { return !c->channel.open(); });
 }
 
+// A line under way for line_timeout_s is a client holding a place without
+// saying anything (a byte every few seconds keeps TCP and any idle bound
+// content); so is a command connection without a line for idle_timeout_s.
+void ControlServer::EnforceDeadlines(Client& c, int64_t now) {
+  if (!c.channel.open()) return;
+  if (!c.channel.has_unfinished_line()) {
+    c.line_started_ns = -1;
+  } else if (c.line_started_ns < 0) {
+    c.line_started_ns = now;
+  } else if (now - c.line_started_ns > int64_t{config_.control.line_timeout_s} * kNsPerSecond) {
+    c.channel.Send(ErrorReply(
+        fmt::format("a line not ended within {} s: closing", config_.control.line_timeout_s)));
+    c.channel.Close("line too slow");
+    return;
+  }
+  const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * kNsPerSecond;
+  if (c.node < 0 && now - c.last_line_ns > idle_limit) {
+    c.channel.Send(
+        ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
+    c.channel.Close("idle");
+  }
+}
+
+bool ControlServer::Admits(const sockaddr_storage& peer) {
+  const size_t limit = config_.control.max_clients;
+  const auto open = static_cast<size_t>(std::count_if(
+      clients_.begin(), clients_.end(), [](const auto& c) { return c->channel.open(); }));
+  if (open < limit) return true;
+  const bool from_node = std::any_of(node_hosts_.begin(), node_hosts_.end(),
+                                     [&](const SocketAddress& n) { return n.SameHost(peer); });
+  if (from_node && open < limit + 2 * config_.nodes.size()) return true;
+  // The stalest command connection gives its place up: a line under way
+  // since longest, else the longest without a line. Sync connections stay.
+  Client* stalest = nullptr;
+  const auto stale = [](const Client& c) {
+    return c.line_started_ns >= 0 ? c.line_started_ns : c.last_line_ns;
+  };
+  for (auto& c : clients_)
+    if (c->node < 0 && c->channel.open() && (!stalest || stale(*c) < stale(*stalest)))
+      stalest = c.get();
+  if (!stalest) return false;
+  stalest->channel.Send(ErrorReply("the control port is full: closed for a newer client"));
+  stalest->channel.Close("evicted");
+  return true;
+}
+
 void ControlServer::Accept() {
   for (;;) {
-    UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    sockaddr_storage peer{};
+    socklen_t length = sizeof peer;
+    UniqueFd fd(accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &length,
+                        SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd.valid()) return;
     DetectDeadPeer(fd.get());
     auto c = std::make_unique<Client>();
     c->channel = LineChannel(std::move(fd), config_.control.max_line_bytes);
     c->authorised = token_.empty();
-    c->last_input_ns = MonotonicNs();
-    if (clients_.size() >= config_.control.max_clients) {
+    c->last_line_ns = MonotonicNs();
+    if (!Admits(peer)) {
       c->channel.Send(
           ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));
       continue;

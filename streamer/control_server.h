@@ -7,10 +7,14 @@
 // answers, and returns; the coordinator calls it instead of sleeping. A
 // client that breaks a limit (line length, slow reader, wrong token) is
 // closed alone; nothing a client sends can stop the server. At most
-// control.max_clients at once, lines of at most control.max_line_bytes; a
-// command connection silent for control.idle_timeout_s is closed (sync
-// connections talk every tick).
-// Not thread-safe.
+// control.max_clients at once, and two more for each display node of the
+// config, from its address only: however many others connect, a node can
+// join the swap sync. When full, a new connection takes the place of the
+// stalest command connection (the oldest line under way, else the longest
+// without a line), so that slow or idle clients cannot keep a good one out. Lines of at most
+// control.max_line_bytes, ended within control.line_timeout_s of their first byte; a command
+// connection without a whole line for control.idle_timeout_s is closed (sync connections talk every
+// tick). Not thread-safe.
 #pragma once
 
 #include <poll.h>
@@ -24,6 +28,7 @@
 #include "common/base/result.h"
 #include "common/control/swap_sync.h"
 #include "common/net/line_channel.h"
+#include "common/net/udp_socket.h"
 #include "common/wall/wall_config.h"
 
 namespace tilestream {
@@ -66,13 +71,19 @@ class ControlServer {
   struct Client {
     LineChannel channel;
     bool authorised = false;
-    int node = -1;  // the display node this connection syncs, or -1
-    int64_t last_input_ns = 0;
+    int node = -1;                 // the display node this connection syncs, or -1
+    int64_t last_line_ns = 0;      // when its last whole line came (or it connected)
+    int64_t line_started_ns = -1;  // when the line under way began; -1: none
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
       : config_(config), sync_(sync), handler_(std::move(handler)) {}
   void Accept();
+  // Whether another connection from `peer` may be taken now; when full,
+  // the stalest command connection is closed for it.
+  bool Admits(const sockaddr_storage& peer);
+  // Closes a client past its line or idle bound.
+  void EnforceDeadlines(Client& c, int64_t now);
   void Handle(Client& client, const std::string& line);
   void Subscribe(Client& client, const std::string& node);
   void Drop(Client& client);
@@ -84,6 +95,7 @@ class ControlServer {
   uint16_t port_ = 0;
   std::string token_;
   std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<SocketAddress> node_hosts_;  // the config's display nodes
   std::vector<ReceiverTileStats> receiver_stats_;
   std::vector<std::pair<int, std::function<void()>>> watched_;
   std::vector<pollfd> fds_;  // WaitForInput's, for Serve

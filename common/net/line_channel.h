@@ -72,6 +72,11 @@ class LineChannel {
   // Sends what is queued; false once broken.
   bool Flush();
   bool wants_write() const { return !output_.empty(); }
+  // Bytes have come after the last line end: a line is under way.
+  bool has_unfinished_line() const {
+    const size_t last = input_.find_last_of(kLineEnds);
+    return last == std::string::npos ? !input_.empty() : last + 1 < input_.size();
+  }
 
   void Close(std::string why);
 

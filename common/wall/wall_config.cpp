@@ -131,9 +131,10 @@ void ReadNode(TomlReader& r, const toml::table& t, const std::string& path, Disp
 
 void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
   r.CheckKeys(t, "control",
-              {"listen", "address", "port", "token_file", "idle_timeout_s", "max_clients",
-               "max_line_bytes"});
+              {"listen", "address", "port", "token_file", "idle_timeout_s", "line_timeout_s",
+               "max_clients", "max_line_bytes"});
   r.Int(t, "control", "idle_timeout_s", 1, 86400, &c->idle_timeout_s);
+  r.Int(t, "control", "line_timeout_s", 1, 3600, &c->line_timeout_s);
   r.Int(t, "control", "max_clients", 1, 4096, &c->max_clients);
   r.Int(t, "control", "max_line_bytes", 256, 1 << 20, &c->max_line_bytes);
   r.String(t, "control", "listen", &c->listen_address);

@@ -111,9 +111,12 @@ struct ControlSettings {
   // when that is a wildcard).
   std::string address;
   uint16_t port = 7470;
-  std::string token_file;          // required unless listen_address is loopback
-  uint32_t idle_timeout_s = 600;   // a command connection silent this long is closed
-  uint32_t max_clients = 64;       // connections at once (commands and sync); one more is refused
+  std::string token_file;         // required unless listen_address is loopback
+  uint32_t idle_timeout_s = 600;  // a command connection without a line this long is closed
+  uint32_t line_timeout_s = 5;    // a line not ended this long after its first byte closes it
+  // Connections at once (commands and sync); one more is refused, unless it
+  // comes from a display node's address: those may have two each beyond it.
+  uint32_t max_clients = 64;
   uint32_t max_line_bytes = 4096;  // a longer line closes its connection
 
   const std::string& client_address() const { return address.empty() ? listen_address : address; }

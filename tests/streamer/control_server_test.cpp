@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <fstream>
@@ -20,7 +21,8 @@ class ControlServerTest : public ::testing::Test {
     config_ = DefaultWallConfig({2, 1});
     if (limits) limits(config_.control);
     config_.nodes[0].name = "left";  // both tiles on one node
-    config_.control.port = 0;        // any free port
+    config_.nodes[0].address = node_address_;
+    config_.control.port = 0;  // any free port
     if (with_token) {
       config_.control.token_file = dir_ / "token";
       std::ofstream(config_.control.token_file) << "s3cret\n";
@@ -52,6 +54,7 @@ class ControlServerTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  std::string node_address_ = "127.0.0.1";  // where the display node connects from
   WallConfig config_;
   SwapSyncMaster sync_{2, false};
   std::unique_ptr<ControlServer> server_;
@@ -111,18 +114,44 @@ TEST_F(ControlServerTest, ATokenThatIsOnlyAPrefixOrLongerIsWrong) {
   }
 }
 
-TEST_F(ControlServerTest, OneClientMoreThanTheConfiguredLimitIsRefusedAndClosed) {
+// Past control.max_clients a new command connection takes the place of
+// the stalest: the one longest without a line (here the node is elsewhere,
+// so these clients have no places kept for them).
+TEST_F(ControlServerTest, OneClientMoreThanTheConfiguredLimitTakesTheStalestsPlace) {
+  node_address_ = "127.0.0.9";
   Open(/*with_token=*/false, [](ControlSettings& c) { c.max_clients = 2; });
-  LineChannel a = Connect(), b = Connect(), c = Connect();
-  EXPECT_THAT(Ask(&c, "help"), HasSubstr("too many clients (at most 2)"));
-  c.Receive();
-  EXPECT_FALSE(c.open());
-  EXPECT_EQ(Ask(&a, "help"), R"({"ok":true})");
-  a.Close("done");
-  for (int i = 0; i < 5; ++i) server_->Poll(10'000'000);
-  LineChannel d = Connect();  // a place is free again
-  EXPECT_EQ(Ask(&d, "help"), R"({"ok":true})");
+  LineChannel a = Connect(), b = Connect();
+  EXPECT_EQ(Ask(&b, "help"), R"({"ok":true})");  // b spoke last: a is the stalest
+  LineChannel c = Connect();
+  EXPECT_EQ(Ask(&c, "help"), R"({"ok":true})");
+  EXPECT_THAT(Ask(&a, "help"), HasSubstr("the control port is full"));
+  a.Receive();
+  EXPECT_FALSE(a.open());
   EXPECT_EQ(Ask(&b, "help"), R"({"ok":true})");
+}
+
+// A client that keeps a line under way (a byte now and then, never its
+// end) is closed control.line_timeout_s after its first byte; one that
+// sends whole lines stays.
+TEST_F(ControlServerTest, ALineNotEndedWithinTheLineTimeClosesItsClient) {
+  Open(/*with_token=*/false, [](ControlSettings& c) { c.line_timeout_s = 1; });
+  LineChannel slow = Connect(), good = Connect();
+  const auto start = std::chrono::steady_clock::now();
+  auto sent = start - std::chrono::seconds(1);
+  bool closed = false;
+  while (!closed && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    if (std::chrono::steady_clock::now() - sent >= std::chrono::milliseconds(100)) {
+      ::send(slow.fd(), "s", 1, MSG_NOSIGNAL);  // a byte every 100 ms
+      sent = std::chrono::steady_clock::now();
+    }
+    server_->Poll(10'000'000);
+    slow.Receive();
+    closed = !slow.open();
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_THAT(slow.NextLine().value_or(""), HasSubstr("a line not ended within 1 s"));
+  EXPECT_EQ(Ask(&good, "help"), R"({"ok":true})");
 }
 
 TEST_F(ControlServerTest, ALineOverTheConfiguredLengthClosesOnlyItsClient) {

@@ -1,0 +1,177 @@
+// HostileControlPorts (issue 35, the control port): clients that hold a
+// place on the coordinator's control port without ever ending a line, and a
+// display node whose swap sync is refused. The live 2x2 wall of
+// live_wall.h; the nodes are at 127.0.0.1, the hostile clients come from
+// other loopback addresses (127.0.0.2 on), as they would from other hosts.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/base/unique_fd.h"
+#include "tests/receiver/live_wall.h"
+
+namespace tilestream {
+namespace {
+
+constexpr int kSlowClients = 1000;
+constexpr int kLineTimeoutS = 2;
+
+// A connection to 127.0.0.1:port from 127.0.0.`host`; invalid if it failed.
+UniqueFd ConnectFrom(uint8_t host, uint16_t port) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(0x7f000000u + host);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+    return UniqueFd();
+  return fd;
+}
+
+// Slow client n, from 127.0.0.(2 + n % 250): has sent "sta" and no line end.
+UniqueFd SlowClient(int n, uint16_t port) {
+  UniqueFd fd = ConnectFrom(static_cast<uint8_t>(2 + n % 250), port);
+  if (fd.valid()) send(fd.get(), "sta", 3, MSG_NOSIGNAL);
+  return fd;
+}
+
+// A well-behaved client from another host (127.0.0.253): connects, asks
+// "status", and has a JSON reply (within a generous bound).
+bool AnswersStatus(uint16_t port) {
+  UniqueFd fd = ConnectFrom(253, port);
+  if (!fd.valid() || send(fd.get(), "status\n", 7, MSG_NOSIGNAL) != 7) return false;
+  std::string reply;
+  pollfd p{fd.get(), POLLIN, 0};
+  while (reply.find('\n') == std::string::npos && poll(&p, 1, 5000) > 0) {
+    char buf[4096];
+    const ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  return reply.starts_with("{\"ok\":true") || reply.find("\"tick\"") != std::string::npos;
+}
+
+// Whether the server closed `fd` (what it sent before, its refusal or its
+// reason, is read and dropped). A byte is sent first, as the slow client
+// would, a byte every so often.
+bool ClosedByServer(int fd) {
+  send(fd, "t", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  char buf[512];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0) return true;
+    if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+  }
+}
+
+class HostileControlPorts : public ReceiverTest {
+ protected:
+  void SetUp() override {
+    ReceiverTest::SetUp();
+    rlimit files{};  // a thousand sockets here, as many in the coordinator
+    getrlimit(RLIMIT_NOFILE, &files);
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+};
+
+// 1,000 clients that connect and dribble a line that never ends: 64 are
+// taken (control.max_clients), the rest refused at once, and each taken one
+// is closed once its line is control.line_timeout_s old. Meanwhile a
+// display node started then joins the swap sync (the nodes' places are
+// kept apart) and every tick is shown on both nodes, and a good `status`
+// is answered every time.
+TEST_F(HostileControlPorts, SlowClientsOnTheControlPortKeepNoNodeOutOfTheSync) {
+  std::ofstream(config_, std::ios::app)
+      << "[control]\nline_timeout_s = " << kLineTimeoutS << "\n[sync]\ndeadline_ms = 500\n";
+  const pid_t left = StartReceiver("left", "left");
+  constexpr uint64_t kLong = 200;  // 8 s at 25 fps
+  pid_t right = -1;
+  int statuses_answered = 0, remote_answered = 0, slow_taken = 0;
+  double all_closed_after_s = -1;
+  std::thread hostile([&] {
+    ASSERT_TRUE(WaitForTick(10)) << "the wall never played";
+    std::vector<UniqueFd> slow;
+    for (int n = 0; n < kSlowClients; ++n) slow.push_back(SlowClient(n, 7470));
+    const auto flooded = std::chrono::steady_clock::now();
+    right = StartReceiver("right", "right");
+    for (int i = 0; i < 5; ++i) statuses_answered += Ctl("status").first == 0;
+    for (int i = 0; i < 10; ++i) remote_answered += AnswersStatus(7470);
+    // Taken: those not refused at once. All closed: within the line bound.
+    testing::WaitFor([&] {
+      int open = 0;
+      for (UniqueFd& fd : slow) {
+        if (fd.valid() && ClosedByServer(fd.get())) fd = UniqueFd();
+        open += fd.valid();
+      }
+      if (slow_taken == 0) slow_taken = open;
+      return open == 0;
+    });
+    all_closed_after_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - flooded).count();
+  });
+  const auto tx = Stream(kLong);
+  hostile.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  ASSERT_GT(right, 0);
+  StopReceiver(right);
+
+  EXPECT_EQ(statuses_answered, 5) << "wallctl, from the nodes' address";
+  EXPECT_EQ(remote_answered, 10) << "from another address: a slow client gave its place up";
+  EXPECT_LE(slow_taken, 64) << "control.max_clients";
+  EXPECT_GE(all_closed_after_s, 0) << "slow clients still open";
+  EXPECT_LT(all_closed_after_s, kLineTimeoutS + 3.0) << "closed at the line bound (and a poll)";
+  EXPECT_TRUE(testing::FileContains(dir_ / "right.out", "swap sync with the coordinator", 1))
+      << "the node started during the flood never joined";
+  // Both nodes showed every tick but the one the right node joined in the
+  // middle of (and any a sender skipped).
+  const uint64_t sender_skips = TicksSkippedBySenders();
+  EXPECT_LE(Report("streamer")["sync"]["skipped"].get<uint64_t>(), 1u + sender_skips)
+      << Report("streamer")["sync"].dump();
+  EXPECT_GE(Report("left")["sync"]["presented"].get<uint64_t>() + sender_skips, kLong - 1);
+  EXPECT_GE(Report("right")["sync"]["presented"].get<uint64_t>(), 50u);
+}
+
+// A display node whose swap sync is refused (here: its config has another
+// token than the coordinator's) shows frames as they come while it retries,
+// as with --no-sync: every frame it is sent arrives whole.
+TEST_F(HostileControlPorts, AReceiverWhoseSyncIsRefusedCompletesEveryFrameItIsSent) {
+  std::ofstream(dir_ / "good.token") << "a-good-token-of-some-length\n";
+  std::ofstream(dir_ / "bad.token") << "not-the-coordinators-token\n";
+  const std::string base = config_;
+  const std::string bad = dir_ / "bad.toml";
+  std::ofstream(bad) << std::ifstream(base).rdbuf() << "[control]\ntoken_file = \""
+                     << (dir_ / "bad.token") << "\"\n";
+  std::ofstream(base, std::ios::app)
+      << "[control]\ntoken_file = \"" << (dir_ / "good.token") << "\"\n";
+  config_ = bad;
+  const pid_t left = StartReceiver("left", "left");
+  const pid_t right = StartReceiver("right", "right");
+  config_ = base;
+  constexpr uint64_t kRefusedTicks = 100;
+  const auto tx = Stream(kRefusedTicks);
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+
+  EXPECT_TRUE(testing::FileContains(dir_ / "left.out", "wrong token", 1));
+  for (const std::string tag : {"left", "right"}) {
+    for (const auto& t : Report(tag)["tiles"]) {
+      EXPECT_EQ(t["frames_complete"].get<uint64_t>(), SentFrames(t["tile"])) << t.dump();
+      EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilestream
