@@ -78,7 +78,6 @@ void ControlServer::Serve() {
   const size_t first = watched_.size() + 1;  // the first client's
   for (size_t i = 0; ready > 0 && i < watched_.size(); ++i)
     if (fds_[i].revents & POLLIN) watched_[i].second();
-  if (ready > 0 && (fds_[first - 1].revents & POLLIN)) Accept();
   for (size_t i = first; ready > 0 && i < fds_.size(); ++i) {
     Client& c = *clients_[i - first];
     if (fds_[i].revents & POLLOUT) c.channel.Flush();
@@ -99,6 +98,9 @@ void ControlServer::Serve() {
     }
     EnforceDeadlines(*c, now);
   }
+  // New connections after the lines of those taken before: a client taken
+  // in the last call has its line read before a newcomer may evict it.
+  if (ready > 0 && (fds_[first - 1].revents & POLLIN)) Accept();
   for (auto& c : clients_)
     if (!c->channel.open()) Drop(*c);
   std::erase_if(clients_, [](const auto& c) { return !c->channel.open(); });
@@ -150,8 +152,10 @@ bool ControlServer::Admits(const sockaddr_storage& peer) {
   return true;
 }
 
+// At most kAcceptsPerPoll connections a call, like lines: a storm of
+// connections waits in the accept queue and cannot hold the frame clock up.
 void ControlServer::Accept() {
-  for (;;) {
+  for (size_t n = 0; n < kAcceptsPerPoll; ++n) {
     sockaddr_storage peer{};
     socklen_t length = sizeof peer;
     UniqueFd fd(accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &length,

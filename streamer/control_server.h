@@ -38,7 +38,8 @@ using CommandHandler = std::function<std::string(const std::string& line)>;
 
 class ControlServer {
  public:
-  static constexpr size_t kLinesPerPoll = 32;  // per client
+  static constexpr size_t kLinesPerPoll = 32;    // per client
+  static constexpr size_t kAcceptsPerPoll = 64;  // new connections
 
   // Listens on the config's control address and port; reads the token file
   // when the config names one (then every client must "auth TOKEN" first).

@@ -37,7 +37,10 @@ Result<UniqueFd> ListenTcp(const std::string& address, uint16_t port) {
   setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (bind(fd.get(), a->sockaddr_ptr(), a->length) != 0)
     return Status::IoError(fmt::format("bind {}:{}", address, port), errno);
-  if (listen(fd.get(), 64) != 0) return Status::IoError("listen", errno);
+  // The longest accept queue the kernel allows: a storm of connections
+  // waits there to be accepted (and judged) instead of being dropped and
+  // retried by TCP seconds later, when a display node may be among them.
+  if (listen(fd.get(), SOMAXCONN) != 0) return Status::IoError("listen", errno);
   return fd;
 }
 
