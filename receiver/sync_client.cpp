@@ -55,12 +55,18 @@ bool SyncClient::WaitForInput(int timeout_ms) {
   }
   if (fd < 0) {
     if (MonotonicNs() >= next_attempt_ns_) Connect();
-    std::lock_guard lock(mu_);
-    if (!channel_.open()) {
+    {
+      std::lock_guard lock(mu_);
+      fd = channel_.open() ? channel_.fd() : -1;
+    }
+    // Not connected: wait without the lock, which the tiles' network
+    // threads take for every complete frame (Report*). Held through this
+    // sleep, it stalled them up to 100 ms a frame: a node whose sync was
+    // refused or absent lost most of its frames on a loaded machine.
+    if (fd < 0) {
       if (timeout_ms > 0) poll(nullptr, 0, timeout_ms);
       return false;
     }
-    fd = channel_.fd();
   }
   pollfd p{fd, wanted, 0};
   return poll(&p, 1, timeout_ms) > 0;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "common/base/clock.h"
@@ -137,11 +138,13 @@ bool ControlServer::Admits(const sockaddr_storage& peer) {
   const bool from_node = std::any_of(node_hosts_.begin(), node_hosts_.end(),
                                      [&](const SocketAddress& n) { return n.SameHost(peer); });
   if (from_node && open < limit + 2 * config_.nodes.size()) return true;
-  // The stalest command connection gives its place up: a line under way
-  // since longest, else the longest without a line. Sync connections stay.
+  // The stalest command connection gives its place up: any with a line
+  // under way (the one since longest) before any without (the longest
+  // without a line), so that one just taken, whose first line is still on
+  // its way, outlasts the dribblers. Sync connections stay.
   Client* stalest = nullptr;
   const auto stale = [](const Client& c) {
-    return c.line_started_ns >= 0 ? c.line_started_ns : c.last_line_ns;
+    return c.line_started_ns >= 0 ? std::pair(0, c.line_started_ns) : std::pair(1, c.last_line_ns);
   };
   for (auto& c : clients_)
     if (c->node < 0 && c->channel.open() && (!stalest || stale(*c) < stale(*stalest)))
