@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include <algorithm>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
