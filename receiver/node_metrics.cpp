@@ -99,6 +99,7 @@ Result<std::unique_ptr<NodeMetrics>> NodeMetrics::Start(
   if (!o.ok()) return o.status();
   std::unique_ptr<NodeMetrics> m(new NodeMetrics(c.nodes[node].name, tiles, std::move(names)));
   NodeMetrics* self = m.get();
+  o->counters = &m->counters_;
   auto service = HttpService::Start(
       *o, {{"GET", "/metrics", [self](const HttpRequest&) {
               return HttpReply{200, std::string(MetricsText::kContentType), self->Text()};
@@ -124,7 +125,10 @@ std::string NodeMetrics::Text() const {
     v.shown = shown_;
     v.fps = fps_;
   }
-  return NodeMetricsText(v);
+  std::string text = NodeMetricsText(v);
+  MetricsText listener;
+  AppendHttpMetrics(counters_, {{"listener", "node"}, {"node", node_}}, &listener);
+  return text + listener.text();
 }
 
 }  // namespace tilestream

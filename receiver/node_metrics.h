@@ -6,7 +6,8 @@
 // http.node_listen:http.node_port(node) by its own HTTP threads, which read
 // the tiles' published snapshots (TileReceiver::Snapshot is thread-safe)
 // and what the main thread last said of the node (under a mutex): nothing
-// on the receive path changes for it.
+// on the receive path changes for it. The listener's own counters
+// (tilestream_http_*, label listener="node") come last.
 #pragma once
 
 #include <memory>
@@ -56,6 +57,7 @@ class NodeMetrics {
   mutable std::mutex mu_;
   PresentCounts shown_;
   uint64_t fps_ = 0;
+  HttpCounters counters_;
   std::unique_ptr<HttpService> service_;  // last: stopped first
 };
 

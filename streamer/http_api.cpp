@@ -29,6 +29,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::Start(const WallConfig& config, WallEn
                           config.http.listen_address, config.http.port);
   if (!o.ok()) return o.status();
   std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall)));
+  o->counters = &api->counters_;
   auto service = HttpService::Start(*o, api->Routes());
   if (!service.ok()) return service.status();
   api->service_ = std::move(service).value();
@@ -64,6 +65,9 @@ std::vector<HttpRoute> HttpApi::Routes() {
       {"GET", "/metrics", [this](const HttpRequest&) {
          auto text = OnWall([this] { return wall_.metrics(); });
          if (!text) return Unavailable();
+         MetricsText listener;
+         AppendHttpMetrics(counters_, {{"listener", "coordinator"}}, &listener);
+         *text += listener.text();
          return HttpReply{200, std::string(MetricsText::kContentType), std::move(*text)};
        }});
   return routes;

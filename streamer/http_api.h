@@ -56,6 +56,7 @@ class HttpApi {
 
   WallEndpoints wall_;
   Mailbox mailbox_;
+  HttpCounters counters_;
   std::unique_ptr<HttpService> service_;  // last: stopped before the rest goes
 };
 

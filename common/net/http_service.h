@@ -1,23 +1,28 @@
-// A small HTTP/1.1 service over cpp-httplib for the wall's web side: the
-// coordinator's panel, REST API and /metrics, and the display nodes'
-// /metrics (docs/control.md, docs/operations.md).
+// A small HTTP/1.1 service for the wall's web side: the coordinator's
+// panel, REST API and /metrics, and the display nodes' /metrics
+// (docs/control.md, docs/operations.md). Its own epoll loop, made for a
+// port anyone on the network can reach (docs/decisions.md, "The web side
+// under hostile clients"): one network thread reads, parses and writes
+// every connection without blocking, under the deadlines and connection
+// limits of HttpGate (common/net/http_gate.h); max_clients worker threads
+// run the routes' handlers.
 //
 // Everything it says is JSON or what a route returns: an unknown path gets
 // 404, a known path with another method 405 (with Allow), a body over the
-// limit 413, a missing or wrong token 401, a route that throws 500, each as
+// limit 413, a missing or wrong token 401, a route that throws 500, a
+// request that finds max_queued others waiting for a handler 503, a
+// request that breaks the grammar 400 (or 414, 431, 501, 505), each as
 // {"ok":false,"error":...}. With a token, every route but the open ones
 // (the panel's page, which holds no data) needs "Authorization: Bearer
-// TOKEN", compared in constant time. At most max_clients requests are served
-// at once (a thread each); more wait their turn. A request must be read, and
-// its reply written, within timeout_s.
+// TOKEN", compared in constant time. Waiting requests are served by
+// client address in turn, so one address's flood delays another's request
+// by at most one request per worker.
 //
-// Starting one ignores SIGPIPE in the process: a client that goes away
-// mid-reply must not end it.
-//
-// Routes run on the service's threads: a handler that touches another
+// Routes run on the worker threads: a handler that touches another
 // thread's state must hand the work over (streamer/http_api.h does).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/net/http_gate.h"
 
 namespace tilestream {
 
@@ -55,14 +61,28 @@ struct HttpRoute {
   bool open = false;  // served without the token
 };
 
+// What a service did, for /metrics (common/control/http_listener.h).
+struct HttpCounters {
+  std::atomic<uint64_t> open{0};       // connections now
+  std::atomic<uint64_t> accepted{0};   // connections taken
+  std::atomic<uint64_t> refused{0};    // turned away: their address or every place full
+  std::atomic<uint64_t> evicted{0};    // closed for a newcomer (HttpGate)
+  std::atomic<uint64_t> timed_out{0};  // closed at a deadline of a request or reply
+  std::atomic<uint64_t> requests{0};   // requests read whole
+  std::atomic<uint64_t> busy{0};       // answered 503: max_queued requests waiting
+};
+
 struct HttpServiceOptions {
   std::string name = "http";  // for messages: "coordinator http"
   std::string listen_address = "127.0.0.1";
-  uint16_t port = 0;  // 0: any free port (tests)
-  std::string token;  // empty: no token needed
-  uint32_t max_clients = 8;
+  uint16_t port = 0;         // 0: any free port (tests)
+  std::string token;         // empty: no token needed
+  uint32_t max_clients = 8;  // worker threads: requests served at once
+  uint32_t max_queued = 64;  // requests read and waiting for a worker
+  uint32_t max_header_bytes = 8192;
   uint32_t max_body_bytes = 4096;
-  uint32_t timeout_s = 5;
+  HttpLimits limits;
+  HttpCounters* counters = nullptr;  // the caller's, outliving the service; else its own
 };
 
 class HttpService {

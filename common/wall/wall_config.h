@@ -129,11 +129,16 @@ struct HttpSettings {
   std::string listen_address = "127.0.0.1";
   uint16_t port = 7480;  // 0: no HTTP on the coordinator
   std::string node_listen_address = "127.0.0.1";
-  uint16_t node_port_base = 7481;       // display node i serves /metrics here + i; 0: none
-  uint32_t max_clients = 8;             // requests served at once; more wait their turn
-  uint32_t max_body_bytes = 4096;       // a longer request body is refused (413)
-  uint32_t timeout_s = 5;               // to read a request or write a reply
-  uint32_t thumbnail_period_ms = 1000;  // tiles' live pictures this often; 0: none
+  uint16_t node_port_base = 7481;             // display node i serves /metrics here + i; 0: none
+  uint32_t max_clients = 8;                   // requests served at once; more wait their turn
+  uint32_t max_queued = 64;                   // requests waiting their turn; more get 503
+  uint32_t max_connections = 256;             // past it the stalest gives its place up
+  uint32_t max_connections_per_address = 32;  // more from one address are refused
+  uint32_t max_body_bytes = 4096;             // a longer request body is refused (413)
+  uint32_t header_timeout_ms = 2000;          // a request's line and headers, from its start
+  uint32_t timeout_s = 5;                     // a whole request, from its start; a reply's writing
+  uint32_t keep_alive_s = 5;                  // an idle connection between requests
+  uint32_t thumbnail_period_ms = 1000;        // tiles' live pictures this often; 0: none
 
   // Display node `node`'s /metrics port, or 0.
   uint16_t node_port(uint32_t node) const {

@@ -142,7 +142,9 @@ TEST_F(HttpApiTest, PicturesPanelAndMetrics) {
   EXPECT_EQ(client_->Get("/api/tile/r5c5.png")->status, 404);
   EXPECT_EQ(client_->Get("/api/tile/r0c0")->status, 404);
   r = client_->Get("/metrics");
-  EXPECT_EQ(r->body, "m 1\n");
+  EXPECT_TRUE(r->body.starts_with("m 1\n")) << r->body;  // the wall's, then the listener's own
+  EXPECT_THAT(r->body, HasSubstr("tilestream_http_requests_total{listener=\"coordinator\"} 5\n"));
+  EXPECT_THAT(r->body, HasSubstr("tilestream_http_connections_open{listener=\"coordinator\"} 1\n"));
   EXPECT_THAT(r->get_header_value("Content-Type"), HasSubstr("version=0.0.4"));
   r = client_->Get("/");
   EXPECT_THAT(r->body, HasSubstr("<title>tilestream wall</title>"));

@@ -30,7 +30,7 @@ class HttpServiceTest : public ::testing::Test {
     o.token = token;
     o.max_body_bytes = 100;
     o.max_clients = max_clients;
-    o.timeout_s = timeout_s;
+    o.limits.timeout_s = timeout_s;
     std::vector<HttpRoute> routes;
     routes.push_back({"GET", "/hold", [this](const HttpRequest&) { return Hold(); }});
     routes.push_back({"GET", "/hello", [](const HttpRequest&) {

@@ -1,0 +1,92 @@
+#include "common/net/http_gate.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/base/clock.h"
+
+namespace tilestream {
+
+HttpGate::Verdict HttpGate::Admit(uint64_t id, std::string_view address, int64_t now,
+                                  uint64_t* evicted) {
+  *evicted = 0;
+  const std::string key(address);
+  if (const auto it = per_address_.find(key);
+      it != per_address_.end() && it->second >= limits_.max_connections_per_address)
+    return Verdict::kAddressFull;
+  if (entries_.size() >= limits_.max_connections) {
+    *evicted = Stalest();
+    if (*evicted == 0) return Verdict::kFull;
+    Remove(*evicted);
+  }
+  entries_[id] = {key, HttpPhase::kHead, now, DeadlineOf(HttpPhase::kHead, now, now)};
+  ++per_address_[key];
+  return Verdict::kAdmitted;
+}
+
+void HttpGate::Enter(uint64_t id, HttpPhase phase, int64_t now) {
+  const auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  // The body's deadline counts from the request's start, as the head's.
+  if (phase != HttpPhase::kBody) e.since_ns = now;
+  e.phase = phase;
+  e.deadline_ns = DeadlineOf(phase, e.since_ns, now);
+}
+
+void HttpGate::Remove(uint64_t id) {
+  const auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  const auto a = per_address_.find(it->second.address);
+  if (--a->second == 0) per_address_.erase(a);
+  entries_.erase(it);
+}
+
+void HttpGate::Expired(int64_t now, std::vector<uint64_t>* out) const {
+  for (const auto& [id, e] : entries_)
+    if (e.deadline_ns <= now) out->push_back(id);
+}
+
+int64_t HttpGate::NextDeadline() const {
+  int64_t next = kNever;
+  for (const auto& [id, e] : entries_) next = std::min(next, e.deadline_ns);
+  return next;
+}
+
+int64_t HttpGate::DeadlineOf(HttpPhase phase, int64_t since, int64_t now) const {
+  const int64_t whole = int64_t{limits_.timeout_s} * kNsPerSecond;
+  switch (phase) {
+    case HttpPhase::kHead:
+      return since + std::min(int64_t{limits_.header_timeout_ms} * kNsPerMs, whole);
+    case HttpPhase::kBody:
+      return since + whole;
+    case HttpPhase::kServing:
+      return kNever;
+    case HttpPhase::kWriting:
+      return now + whole;
+    case HttpPhase::kIdle:
+      return now + int64_t{limits_.keep_alive_s} * kNsPerSecond;
+    case HttpPhase::kDraining:
+      return now + kDrainNs;
+  }
+  return kNever;
+}
+
+// Draining connections first (their reply is out), then the one that has
+// waited longest for its request or its next one. Connections being served
+// or written to keep their place: their deadline bounds them.
+uint64_t HttpGate::Stalest() const {
+  uint64_t stalest = 0;
+  std::pair<int, int64_t> key{2, 0};
+  for (const auto& [id, e] : entries_) {
+    if (e.phase == HttpPhase::kServing || e.phase == HttpPhase::kWriting) continue;
+    const std::pair<int, int64_t> k{e.phase == HttpPhase::kDraining ? 0 : 1, e.since_ns};
+    if (stalest == 0 || k < key) {
+      stalest = id;
+      key = k;
+    }
+  }
+  return stalest;
+}
+
+}  // namespace tilestream
