@@ -3,10 +3,7 @@
 // display node whose swap sync is refused. The live 2x2 wall of
 // live_wall.h; the nodes are at 127.0.0.1, the hostile clients come from
 // other loopback addresses (127.0.0.2 on), as they would from other hosts.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -14,33 +11,13 @@
 #include <functional>
 #include <thread>
 
-#include "common/base/unique_fd.h"
-#include "tests/receiver/live_wall.h"
+#include "tests/receiver/hostile_clients.h"
 
 namespace tilestream {
 namespace {
 
 constexpr int kSlowClients = 1000;
 constexpr int kLineTimeoutS = 2;
-
-// A connection to 127.0.0.1:port from 127.0.0.`host`; invalid if it failed.
-// `wait`: connected on return; else still connecting, perhaps (a full
-// accept queue makes a blocking connect wait seconds).
-UniqueFd ConnectFrom(uint8_t host, uint16_t port, bool wait = true) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (wait ? 0 : SOCK_NONBLOCK), 0));
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  from.sin_addr.s_addr = htonl(0x7f000000u + host);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-      (connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 &&
-       (wait || errno != EINPROGRESS)))
-    return UniqueFd();
-  return fd;
-}
 
 // Slow client n, from 127.0.0.(2 + n % 250): connecting, or connected and
 // has sent "sta" and no line end.
@@ -78,23 +55,6 @@ bool ClosedByServer(int fd) {
     if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
   }
 }
-
-class HostileControlPorts : public ReceiverTest {
- protected:
-  void SetUp() override {
-    ReceiverTest::SetUp();
-    rlimit files{};  // a thousand sockets here, as many in the coordinator
-    getrlimit(RLIMIT_NOFILE, &files);
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
-
-  // The current tick of the streamer of this test, -1 if it does not answer.
-  int64_t CurrentTick() {
-    const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
-    return j.is_object() ? j.value("tick", int64_t{-1}) : -1;
-  }
-};
 
 // 1,000 clients from 250 other hosts that connect and dribble a line that
 // never ends, and connect again once closed: each is closed once its line
