@@ -52,7 +52,4 @@ struct HttpParseResult {
 HttpParseResult ParseHttpRequest(std::string_view in, const HttpParseLimits& limits,
                                  ParsedRequest* out);
 
-// The reason phrase of a status ("Not Found"); "Unknown" for others.
-const char* HttpReasonPhrase(int status);
-
 }  // namespace tilestream

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -19,8 +18,9 @@
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
 #include "common/base/unique_fd.h"
-#include "common/base/words.h"
+#include "common/net/fair_queue.h"
 #include "common/net/http_parser.h"
+#include "common/net/http_reply.h"
 #include "common/net/line_channel.h"
 
 namespace tilestream {
@@ -35,49 +35,6 @@ constexpr size_t kReadChunk = 16384;
 constexpr size_t kEvents = 256;
 constexpr int64_t kAcceptPauseNs = 100 * kNsPerMs;  // out of descriptors: wait, do not spin
 constexpr std::string_view kBearer = "Bearer ";
-
-const char* ReasonOf(int status) {
-  switch (status) {
-    case 401:
-      return "this listener needs 'Authorization: Bearer TOKEN'";
-    case 404:
-      return "no such path";
-    case 408:
-      return "request not received in time";
-    case 413:
-      return "request body too large";
-    case 414:
-      return "request line too long";
-    case 417:
-      return "only 'Expect: 100-continue' is understood";
-    case 431:
-      return "request headers too large";
-    case 501:
-      return "only the chunked transfer coding is understood";
-    case 503:
-      return "busy: too many requests waiting";
-    case 505:
-      return "only HTTP/1.0 and HTTP/1.1 are spoken";
-    default:
-      return "bad request";
-  }
-}
-
-HttpReply ErrorOfStatus(int status) { return HttpReply::Error(status, ReasonOf(status)); }
-
-// The reply as it goes on the wire, `extra` among its headers ("Allow:
-// GET\r\n"); a HEAD's without its body.
-std::string FormatReply(const HttpReply& r, bool head, bool keep_alive,
-                        std::string_view extra = "") {
-  std::string out =
-      fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n",
-                  r.status, HttpReasonPhrase(r.status), r.content_type, r.body.size(),
-                  keep_alive ? "keep-alive" : "close");
-  out += extra;
-  out += "\r\n";
-  if (!head) out += r.body;
-  return out;
-}
 
 // The host of a peer as bytes, IPv4-mapped IPv6 as IPv4: the key of the
 // per-address limit and of the queue's turns.
@@ -112,38 +69,6 @@ struct Job {
   bool head = false;
 };
 
-// Waiting jobs, served by address in turn. Not thread-safe.
-class FairQueue {
- public:
-  size_t size() const { return size_; }
-  void Push(const std::string& address, Job job) {
-    auto& jobs = by_address_[address];
-    if (jobs.empty()) turns_.push_back(address);
-    jobs.push_back(std::move(job));
-    ++size_;
-  }
-  // REQUIRES: size() > 0.
-  Job Pop() {
-    const std::string address = std::move(turns_.front());
-    turns_.pop_front();
-    auto it = by_address_.find(address);
-    Job job = std::move(it->second.front());
-    it->second.pop_front();
-    if (it->second.empty()) {
-      by_address_.erase(it);
-    } else {
-      turns_.push_back(address);
-    }
-    --size_;
-    return job;
-  }
-
- private:
-  std::deque<std::string> turns_;
-  std::unordered_map<std::string, std::deque<Job>> by_address_;
-  size_t size_ = 0;
-};
-
 // A handler's reply, for the network thread to send.
 struct Answer {
   uint64_t id = 0;
@@ -166,10 +91,6 @@ struct Connection {
 
 }  // namespace
 
-HttpReply HttpReply::Error(int status, std::string_view message) {
-  return {status, "application/json", ErrorReply(message)};
-}
-
 struct HttpService::Impl {
   HttpServiceOptions options;
   std::vector<HttpRoute> routes;
@@ -186,7 +107,7 @@ struct HttpService::Impl {
 
   std::mutex mu;  // guards what follows
   std::condition_variable work_cv;
-  FairQueue queue;
+  FairQueue<Job> queue;      // by client address in turn
   std::vector<Answer> done;  // from the workers
   bool workers_stop = false;
 
@@ -253,7 +174,7 @@ struct HttpService::Impl {
       }
       if (v != HttpGate::Verdict::kAdmitted) {
         counters->refused.fetch_add(1, std::memory_order_relaxed);
-        const std::string busy = FormatReply(
+        const std::string busy = FormatHttpReply(
             HttpReply::Error(503, "too many connections: try again later"), false, false);
         [[maybe_unused]] ssize_t r = send(fd.get(), busy.data(), busy.size(), MSG_NOSIGNAL);
         continue;
@@ -325,7 +246,7 @@ struct HttpService::Impl {
       case HttpParse::kNeedBody:
         return AwaitBody(id, c);
       case HttpParse::kError:
-        return Reply(id, c, ErrorOfStatus(r.status), false, /*keep_alive=*/false);
+        return Reply(id, c, HttpErrorReply(r.status), false, /*keep_alive=*/false);
       case HttpParse::kComplete:
         break;
     }
@@ -360,7 +281,7 @@ struct HttpService::Impl {
         continue;
       }
       if (!r.open && !Authorised(q.authorization)) {
-        return Reply(id, c, ErrorOfStatus(401), job.head, keep, "WWW-Authenticate: Bearer\r\n");
+        return Reply(id, c, HttpErrorReply(401), job.head, keep, "WWW-Authenticate: Bearer\r\n");
       }
       job.route = &r;
       job.rest = r.prefix ? q.path.substr(r.path.size()) : "";
@@ -387,7 +308,7 @@ struct HttpService::Impl {
       }
     }
     counters->busy.fetch_add(1, std::memory_order_relaxed);
-    Reply(id, c, ErrorOfStatus(503), job.head, job.request.keep_alive, "Retry-After: 1\r\n");
+    Reply(id, c, HttpErrorReply(503), job.head, job.request.keep_alive, "Retry-After: 1\r\n");
   }
 
   void TakeReplies() {
@@ -406,7 +327,7 @@ struct HttpService::Impl {
   void Reply(uint64_t id, Connection& c, const HttpReply& r, bool head, bool keep_alive,
              std::string_view extra = "") {
     keep_alive = keep_alive && c.served + 1 < kKeepAliveRequests;
-    c.out = FormatReply(r, head, keep_alive, extra);
+    c.out = FormatHttpReply(r, head, keep_alive, extra);
     c.sent = 0;
     c.close_after = !keep_alive;
     gate.Enter(id, HttpPhase::kWriting, MonotonicNs());
@@ -448,7 +369,7 @@ struct HttpService::Impl {
       // Said once, without waiting: a client too slow to send is not waited
       // for to read either. A connection that never said a word is just
       // closed (a browser's preconnect, as nginx does).
-      const std::string late = FormatReply(ErrorOfStatus(408), false, false);
+      const std::string late = FormatHttpReply(HttpErrorReply(408), false, false);
       [[maybe_unused]] ssize_t r =
           send(c.fd.get(), late.data(), late.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
