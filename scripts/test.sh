@@ -37,7 +37,7 @@ not_sanitized='^(TestbedTest|TwoServers|LinkEvents|InteropTest|StreamerInteropTe
 not_sanitized+='|^RetransmissionTest\.(OneInAThousand|ABurstOfFifty|HeavyLoss)'
 not_sanitized+='|^PathFaults\.(ADisplayNode|ANicThat)'
 not_sanitized+='|^StreamerTest\.(Dead|AJobStoppedWhole|ProcessesTheRanks)'
-not_sanitized+='|^HostileControlPorts\.SlowClients'
+not_sanitized+='|^HostileControlPorts\.SlowClientsOnTheControlPort'
 stage "tests under ASan + UBSan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -14,8 +14,8 @@ Result<HttpServiceOptions> HttpListenerOptions(const WallConfig& c, std::string 
   o.max_clients = h.max_clients;
   o.max_queued = h.max_queued;
   o.max_body_bytes = h.max_body_bytes;
-  o.limits = {h.max_connections, h.max_connections_per_address, h.header_timeout_ms, h.timeout_s,
-              h.keep_alive_s};
+  o.limits = {h.max_connections, h.max_connections_per_address,    h.header_timeout_ms, h.timeout_s,
+              h.keep_alive_s,    h.requests_per_second_per_address};
   if (!c.control.token_file.empty()) {
     auto token = ReadToken(c.control.token_file);
     if (!token.ok()) return token.status();
@@ -41,6 +41,8 @@ void AppendHttpMetrics(const HttpCounters& k, const MetricLabels& labels, Metric
   family("tilestream_http_requests_total", "counter", "requests read whole", k.requests);
   family("tilestream_http_requests_busy_total", "counter",
          "requests answered 503: http.max_queued others waiting", k.busy);
+  family("tilestream_http_requests_limited_total", "counter",
+         "requests answered 429: over http.requests_per_second_per_address", k.limited);
 }
 
 }  // namespace tilestream

@@ -53,6 +53,31 @@ int64_t HttpGate::NextDeadline() const {
   return next;
 }
 
+bool HttpGate::TakeRequest(std::string_view address, int64_t now) {
+  const double rate = limits_.requests_per_second_per_address;
+  if (rate == 0) return true;
+  const double burst = 2 * rate;
+  if (buckets_.size() >= kTidyBuckets) TidyBuckets(now);
+  Bucket& b = buckets_.try_emplace(std::string(address), Bucket{burst, now}).first->second;
+  b.tokens = std::min(burst, b.tokens + static_cast<double>(now - b.at_ns) * rate / kNsPerSecond);
+  b.at_ns = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+// A bucket that has refilled is the same as none: dropped, so the map
+// holds only the addresses of the last two seconds. Should more than that
+// ask (a flood from as many addresses), every bucket starts again full.
+void HttpGate::TidyBuckets(int64_t now) {
+  const double rate = limits_.requests_per_second_per_address;
+  std::erase_if(buckets_, [&](const auto& entry) {
+    const Bucket& b = entry.second;
+    return b.tokens + static_cast<double>(now - b.at_ns) * rate / kNsPerSecond >= 2 * rate;
+  });
+  if (buckets_.size() >= kTidyBuckets * 16) buckets_.clear();
+}
+
 int64_t HttpGate::DeadlineOf(HttpPhase phase, int64_t since, int64_t now) const {
   const int64_t whole = int64_t{limits_.timeout_s} * kNsPerSecond;
   switch (phase) {

@@ -19,7 +19,11 @@
 // being served gives its place up (draining ones first, then the one
 // waiting longest for its request or next request), so a client that says
 // its request at once always gets in; when every place is being served,
-// the newcomer is refused.
+// the newcomer is refused. And at most requests_per_second_per_address
+// requests a second from one address (a bucket holding two seconds' worth,
+// for a page's burst), over all its connections: past it, the service
+// answers 429 itself, so no flood from one address reaches the handlers
+// (the coordinator's thread behind them also keeps the wall's time).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,7 @@ struct HttpLimits {
   uint32_t header_timeout_ms = 2000;
   uint32_t timeout_s = 5;
   uint32_t keep_alive_s = 5;
+  uint32_t requests_per_second_per_address = 50;  // 0: no limit
 };
 
 enum class HttpPhase : uint8_t { kHead, kBody, kServing, kWriting, kIdle, kDraining };
@@ -59,6 +64,9 @@ class HttpGate {
   void Enter(uint64_t id, HttpPhase phase, int64_t now);
   // Forgets `id` (closed); unknown ids are ignored.
   void Remove(uint64_t id);
+  // Whether a request from `address` at `now` is within its rate (and
+  // takes one from its bucket).
+  bool TakeRequest(std::string_view address, int64_t now);
 
   // The connections past their deadline at `now`, appended to *out.
   void Expired(int64_t now, std::vector<uint64_t>* out) const;
@@ -76,12 +84,19 @@ class HttpGate {
     int64_t since_ns = 0;     // when the request or the phase started
     int64_t deadline_ns = 0;  // kNever while served
   };
+  struct Bucket {
+    double tokens = 0;
+    int64_t at_ns = 0;
+  };
+  static constexpr size_t kTidyBuckets = 4096;  // then full buckets are dropped
+  void TidyBuckets(int64_t now);
   int64_t DeadlineOf(HttpPhase phase, int64_t since, int64_t now) const;
   uint64_t Stalest() const;  // 0 when every connection is being served
 
   HttpLimits limits_;
   std::unordered_map<uint64_t, Entry> entries_;
   std::unordered_map<std::string, uint32_t> per_address_;
+  std::unordered_map<std::string, Bucket> buckets_;  // addresses that asked lately
 };
 
 }  // namespace tilestream

@@ -22,6 +22,8 @@ const char* ReasonOf(int status) {
       return "request line too long";
     case 417:
       return "only 'Expect: 100-continue' is understood";
+    case 429:
+      return "too many requests from this address";
     case 431:
       return "request headers too large";
     case 501:
@@ -77,6 +79,8 @@ const char* HttpReasonPhrase(int status) {
       return "URI Too Long";
     case 417:
       return "Expectation Failed";
+    case 429:
+      return "Too Many Requests";
     case 431:
       return "Request Header Fields Too Large";
     case 500:

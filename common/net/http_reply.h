@@ -10,7 +10,7 @@
 namespace tilestream {
 
 // The service's own error for `status` (400, 401, 404, 408, 413, 414, 417,
-// 431, 501, 503, 505): {"ok":false,"error":what it means}.
+// 429, 431, 501, 503, 505): {"ok":false,"error":what it means}.
 HttpReply HttpErrorReply(int status);
 
 // `r` as HTTP/1.1 bytes: status line, Content-Type, Content-Length,

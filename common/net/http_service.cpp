@@ -87,6 +87,7 @@ struct Connection {
   bool continued = false;    // "100 Continue" sent for this request
   bool close_after = false;  // once `out` is written
   uint32_t served = 0;
+  uint32_t watched = EPOLLIN;  // the epoll events asked for now
 };
 
 }  // namespace
@@ -116,8 +117,10 @@ struct HttpService::Impl {
   void Run() {
     std::vector<epoll_event> events(kEvents);
     std::vector<uint64_t> expired;
+    int64_t next_deadline = HttpGate::kNever;
     while (!stopping.load(std::memory_order_relaxed)) {
-      const int n = epoll_wait(epoll.get(), events.data(), kEvents, WaitMs());
+      next_deadline = gate.NextDeadline();
+      const int n = epoll_wait(epoll.get(), events.data(), kEvents, WaitMs(next_deadline));
       bool accept = false;
       for (int i = 0; i < n; ++i) {
         const uint64_t id = events[i].data.u64;
@@ -132,28 +135,33 @@ struct HttpService::Impl {
       }
       TakeReplies();
       const int64_t now = MonotonicNs();
-      expired.clear();
-      gate.Expired(now, &expired);
-      for (uint64_t id : expired) OnDeadline(id);
+      if (now >= next_deadline) {  // new deadlines since are later: none missed
+        expired.clear();
+        gate.Expired(now, &expired);
+        for (uint64_t id : expired) OnDeadline(id);
+      }
       // New connections after the events of those taken before: one taken
       // in the last round has its request read before a newcomer may evict it.
       if (accept || (accepts_paused_until != 0 && now >= accepts_paused_until)) Accept(now);
     }
   }
 
-  int WaitMs() const {
-    int64_t next = gate.NextDeadline();
+  int WaitMs(int64_t next) const {
     if (accepts_paused_until != 0) next = std::min(next, accepts_paused_until);
     if (next == HttpGate::kNever) return -1;
     const int64_t ms = (next - MonotonicNs() + kNsPerMs - 1) / kNsPerMs;
     return static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
   }
 
-  void Watch(uint64_t id, uint32_t events) {
+  // Asks epoll for `events` of the connection, a system call only when
+  // they change: a kept-alive client's requests cost none.
+  void Watch(uint64_t id, Connection& c, uint32_t events) {
+    if (c.watched == events) return;
+    c.watched = events;
     epoll_event e{};
     e.events = events;
     e.data.u64 = id;
-    epoll_ctl(epoll.get(), EPOLL_CTL_MOD, connections.at(id).fd.get(), &e);
+    epoll_ctl(epoll.get(), EPOLL_CTL_MOD, c.fd.get(), &e);
   }
 
   void Accept(int64_t now) {
@@ -252,6 +260,11 @@ struct HttpService::Impl {
     }
     c.in.erase(0, r.consumed);
     counters->requests.fetch_add(1, std::memory_order_relaxed);
+    if (!gate.TakeRequest(c.address, MonotonicNs())) {
+      counters->limited.fetch_add(1, std::memory_order_relaxed);
+      c.request = {};
+      return Reply(id, c, HttpErrorReply(429), false, true, "Retry-After: 1\r\n");
+    }
     Job job;
     job.id = id;
     job.request = std::move(c.request);
@@ -303,7 +316,7 @@ struct HttpService::Impl {
         queue.Push(c.address, std::move(job));
         work_cv.notify_one();
         gate.Enter(id, HttpPhase::kServing, MonotonicNs());
-        Watch(id, 0);  // nothing read while served: a pipelined request waits
+        Watch(id, c, 0);  // nothing read while served: a pipelined request waits
         return;
       }
     }
@@ -331,7 +344,6 @@ struct HttpService::Impl {
     c.sent = 0;
     c.close_after = !keep_alive;
     gate.Enter(id, HttpPhase::kWriting, MonotonicNs());
-    Watch(id, EPOLLOUT);
     Write(id, c);
   }
 
@@ -339,7 +351,7 @@ struct HttpService::Impl {
     while (c.sent < c.out.size()) {
       const ssize_t n =
           send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;  // EPOLLOUT says when
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return Watch(id, c, EPOLLOUT);
       if (n <= 0) return Close(id);
       c.sent += static_cast<size_t>(n);
     }
@@ -351,10 +363,10 @@ struct HttpService::Impl {
       // that the reply is not lost to a reset (RFC 9112 9.6).
       shutdown(c.fd.get(), SHUT_WR);
       gate.Enter(id, HttpPhase::kDraining, now);
-      return Watch(id, EPOLLIN);
+      return Watch(id, c, EPOLLIN);
     }
     gate.Enter(id, HttpPhase::kIdle, now);
-    Watch(id, EPOLLIN);
+    Watch(id, c, EPOLLIN);
     if (!c.in.empty()) Parse(id, c);  // a request that came while this was served
   }
 

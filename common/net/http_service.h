@@ -10,7 +10,8 @@
 // Everything it says is JSON or what a route returns: an unknown path gets
 // 404, a known path with another method 405 (with Allow), a body over the
 // limit 413, a missing or wrong token 401, a route that throws 500, a
-// request that finds max_queued others waiting for a handler 503, a
+// request over its address's rate 429, a request that finds max_queued
+// others waiting for a handler 503, a
 // request that breaks the grammar 400 (or 414, 431, 501, 505), each as
 // {"ok":false,"error":...}. With a token, every route but the open ones
 // (the panel's page, which holds no data) needs "Authorization: Bearer
@@ -70,6 +71,7 @@ struct HttpCounters {
   std::atomic<uint64_t> timed_out{0};  // closed at a deadline of a request or reply
   std::atomic<uint64_t> requests{0};   // requests read whole
   std::atomic<uint64_t> busy{0};       // answered 503: max_queued requests waiting
+  std::atomic<uint64_t> limited{0};    // answered 429: over their address's rate
 };
 
 struct HttpServiceOptions {

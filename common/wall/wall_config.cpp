@@ -144,10 +144,11 @@ void ReadControl(TomlReader& r, const toml::table& t, ControlSettings* c) {
 }
 
 void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
-  r.CheckKeys(t, "http",
-              {"listen", "port", "node_listen", "node_port_base", "max_clients", "max_queued",
-               "max_connections", "max_connections_per_address", "max_body_bytes",
-               "header_timeout_ms", "timeout_s", "keep_alive_s", "thumbnail_period_ms"});
+  r.CheckKeys(
+      t, "http",
+      {"listen", "port", "node_listen", "node_port_base", "max_clients", "max_queued",
+       "max_connections", "max_connections_per_address", "max_body_bytes", "header_timeout_ms",
+       "timeout_s", "keep_alive_s", "requests_per_second_per_address", "thumbnail_period_ms"});
   r.String(t, "http", "listen", &h->listen_address);
   r.Int(t, "http", "port", 0, 65535, &h->port);
   r.String(t, "http", "node_listen", &h->node_listen_address);
@@ -160,6 +161,8 @@ void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
   r.Int(t, "http", "header_timeout_ms", 100, 300'000, &h->header_timeout_ms);
   r.Int(t, "http", "timeout_s", 1, 300, &h->timeout_s);
   r.Int(t, "http", "keep_alive_s", 1, 3600, &h->keep_alive_s);
+  r.Int(t, "http", "requests_per_second_per_address", 0, 1'000'000,
+        &h->requests_per_second_per_address);
   r.Int(t, "http", "thumbnail_period_ms", 0, 60000, &h->thumbnail_period_ms);
 }
 

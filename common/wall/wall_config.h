@@ -138,7 +138,8 @@ struct HttpSettings {
   uint32_t header_timeout_ms = 2000;          // a request's line and headers, from its start
   uint32_t timeout_s = 5;                     // a whole request, from its start; a reply's writing
   uint32_t keep_alive_s = 5;                  // an idle connection between requests
-  uint32_t thumbnail_period_ms = 1000;        // tiles' live pictures this often; 0: none
+  uint32_t requests_per_second_per_address = 50;  // more get 429; 0: no limit
+  uint32_t thumbnail_period_ms = 1000;            // tiles' live pictures this often; 0: none
 
   // Display node `node`'s /metrics port, or 0.
   uint16_t node_port(uint32_t node) const {

@@ -59,8 +59,8 @@ class HostileControlPorts : public ReceiverTest {
  public:  // for the cases' helpers
   // Plays the wall while `hostile` runs (the show stops when it returns),
   // then checks that it played on: every tick shown that no sender
-  // skipped, every frame sent complete.
-  void PlayWhile(const std::function<void()>& hostile) {
+  // skipped (but `skips_allowed`), every frame sent complete.
+  void PlayWhile(const std::function<void()>& hostile, uint64_t skips_allowed = 0) {
     const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
     std::thread during([&] {
       struct AtExit {
@@ -75,9 +75,11 @@ class HostileControlPorts : public ReceiverTest {
     ASSERT_EQ(tx.exit_code, 0) << tx.output;
     StopReceiver(left);
     StopReceiver(right);
-    EXPECT_EQ(Report("streamer")["sync"]["skipped"].get<uint64_t>(), TicksSkippedBySenders());
+    EXPECT_LE(Report("streamer")["sync"]["skipped"].get<uint64_t>(),
+              TicksSkippedBySenders() + skips_allowed);
     for (const std::string tag : {"left", "right"}) {
-      for (const auto& t : Report(tag)["tiles"])
+      const nlohmann::json report = Report(tag);
+      for (const auto& t : report["tiles"])
         EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
     }
   }

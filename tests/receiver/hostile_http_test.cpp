@@ -30,13 +30,14 @@ constexpr uint16_t kCoordinatorHttp = 7480;  // the defaults of [http]
 constexpr uint16_t kLeftMetrics = 7481;
 constexpr double kHeaderTimeoutS = 1.5;  // set in the test's [http]
 constexpr int kTries = 10;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 // What "answered at once" means: 1 s, and 3 s under a sanitizer, whose
 // build runs these on a machine it slows several times over.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr double kAnswerBoundS = 3;
-#else
-constexpr double kAnswerBoundS = 1;
-#endif
+constexpr double kAnswerBoundS = kSanitized ? 3 : 1;
 
 struct Answer {
   int status = 0;  // 0: none within 10 s
@@ -315,9 +316,11 @@ TEST_F(HostileControlPorts, SlowClientsLeaveADisplayNodesMetricsAnswering) {
   SlowClientsLeaveItAnswering(*this, 64, false, kLeftMetrics, {"/metrics"});
 }
 
-// One address floods 10,000 well-formed requests a second for 5 s: a
-// second address is answered every time, the coordinator's memory stays
-// within 64 MiB of what it was, and the wall plays on.
+// One address floods 10,000 well-formed requests a second for 5 s: held to
+// its rate (429s from the network thread), it never reaches the
+// coordinator's thread beyond that; a second address is answered every
+// time, the coordinator's memory stays within 64 MiB of what it was, and
+// the wall plays on.
 TEST_F(HostileControlPorts, AFloodFromOneAddressLeavesAnotherServedAndMemoryBounded) {
   constexpr int kRate = 10'000;
   constexpr double kFloodS = 5;
@@ -325,28 +328,43 @@ TEST_F(HostileControlPorts, AFloodFromOneAddressLeavesAnotherServedAndMemoryBoun
   std::vector<Answer> answers;
   int64_t rss_before = -1, rss_most = -1;
   uint64_t sent = 0, answered = 0;
-  PlayWhile([&] {
-    const pid_t coordinator = StreamerPid(config_);
-    ASSERT_GT(coordinator, 0);
-    rss_before = RssKib(coordinator);
-    Flood flood(kCoordinatorHttp, kRate);
-    for (int i = 0; i < kTries; ++i) {
-      answers.push_back(Get(kCoordinatorHttp, "/api/status"));
-      rss_most = std::max(rss_most, RssKib(coordinator));
-      testing::WaitFor([&] { return flood.elapsed_s() >= (i + 1) * kFloodS / kTries; });
-    }
-    sent = flood.sent();
-    answered = flood.answered();
-  });
-  std::printf("flood: %lu requests sent in %.0f s, %lu answered; coordinator RSS %ld -> %ld KiB\n",
-              static_cast<unsigned long>(sent), kFloodS, static_cast<unsigned long>(answered),
-              static_cast<long>(rss_before), static_cast<long>(rss_most));
+  std::string metrics;
+  // Under ASan, memory freed is held in a quarantine (256 MiB by default)
+  // that RSS counts: a small one keeps the bound about our memory.
+  setenv("ASAN_OPTIONS", "detect_leaks=0:quarantine_size_mb=8", 1);
+  PlayWhile(
+      [&] {
+        const pid_t coordinator = StreamerPid(config_);
+        ASSERT_GT(coordinator, 0);
+        rss_before = RssKib(coordinator);
+        Flood flood(kCoordinatorHttp, kRate);
+        for (int i = 0; i < kTries; ++i) {
+          answers.push_back(Get(kCoordinatorHttp, "/api/status"));
+          rss_most = std::max(rss_most, RssKib(coordinator));
+          testing::WaitFor([&] { return flood.elapsed_s() >= (i + 1) * kFloodS / kTries; });
+        }
+        sent = flood.sent();
+        answered = flood.answered();
+        metrics = Get(kCoordinatorHttp, "/metrics").body;
+      },
+      // Under ASan the flood's own generator, the service's 10,000
+      // answers a second and two receivers share 2 cores, all slowed
+      // several times: 1-7 ticks of about 200 skipped there (none in
+      // the optimized build, which this bound is about).
+      kSanitized ? 10 : 0);
+  const double limited = Sample(metrics, "tilestream_http_requests_limited_total");
+  std::printf(
+      "flood: %lu requests sent in %.0f s, %lu answered, %.0f of them 429; coordinator "
+      "RSS %ld -> %ld KiB\n",
+      static_cast<unsigned long>(sent), kFloodS, static_cast<unsigned long>(answered), limited,
+      static_cast<long>(rss_before), static_cast<long>(rss_most));
   ASSERT_EQ(answers.size(), static_cast<size_t>(kTries));
   for (const Answer& a : answers) {
     EXPECT_EQ(a.status, 200);
     EXPECT_LE(a.seconds, kAnswerBoundS);
   }
   EXPECT_GT(answered, 0u);
+  EXPECT_GT(limited, 0) << "held to its address's rate";
   EXPECT_GT(rss_before, 0);
   EXPECT_LE(rss_most - rss_before, kRssGrowthKib);
 }

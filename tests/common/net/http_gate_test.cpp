@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "common/base/clock.h"
@@ -144,6 +145,40 @@ TEST(HttpGate, ForgettingAnUnknownConnectionDoesNothing) {
   g.Enter(42, HttpPhase::kIdle, 0);
   EXPECT_EQ(g.open(), 0u);
   EXPECT_EQ(g.NextDeadline(), HttpGate::kNever);
+}
+
+// Two seconds' worth at once (a page's burst), then the rate; other
+// addresses have their own; 0 is no limit.
+TEST(HttpGate, RequestsFromOneAddressAreHeldToTheirRate) {
+  HttpLimits l = Small();
+  l.requests_per_second_per_address = 10;
+  HttpGate g(l);
+  int taken = 0;
+  while (g.TakeRequest("flood", 0)) ++taken;
+  EXPECT_EQ(taken, 20);
+  EXPECT_TRUE(g.TakeRequest("other", 0));
+  EXPECT_FALSE(g.TakeRequest("flood", 99 * kMs));
+  EXPECT_TRUE(g.TakeRequest("flood", 100 * kMs)) << "one more after a tenth of a second";
+  EXPECT_FALSE(g.TakeRequest("flood", 100 * kMs));
+  taken = 0;
+  while (g.TakeRequest("flood", 1100 * kMs)) ++taken;
+  EXPECT_EQ(taken, 10) << "a second refilled 10";
+  l.requests_per_second_per_address = 0;
+  HttpGate unlimited(l);
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(unlimited.TakeRequest("a", 0));
+}
+
+// Thousands of addresses that asked once and went: their buckets are
+// dropped once refilled, and a newcomer still gets its burst.
+TEST(HttpGate, BucketsOfAddressesGoneAreDropped) {
+  HttpLimits l = Small();
+  l.requests_per_second_per_address = 10;
+  HttpGate g(l);
+  for (int i = 0; i < 100'000; ++i)
+    ASSERT_TRUE(g.TakeRequest("a" + std::to_string(i), int64_t{i} * kMs));
+  int taken = 0;
+  while (g.TakeRequest("new", 200 * kS)) ++taken;
+  EXPECT_EQ(taken, 20);
 }
 
 }  // namespace
