@@ -50,6 +50,12 @@ class HostileControlPorts : public ReceiverTest {
     setrlimit(RLIMIT_NOFILE, &files);
   }
 
+  // Ends the show (`wallctl stop`) when it goes, whatever happened.
+  struct ShowStopper {
+    HostileControlPorts* wall;
+    ~ShowStopper() { wall->Ctl("stop"); }
+  };
+
   // The current tick of the streamer of this test, -1 if it does not answer.
   int64_t CurrentTick() {
     const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
@@ -63,10 +69,7 @@ class HostileControlPorts : public ReceiverTest {
   void PlayWhile(const std::function<void()>& hostile, uint64_t skips_allowed = 0) {
     const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
     std::thread during([&] {
-      struct AtExit {
-        std::function<void()> f;
-        ~AtExit() { f(); }
-      } stop{[this] { Ctl("stop"); }};  // whatever happens, the show ends
+      const ShowStopper stop{this};
       ASSERT_TRUE(WaitForTick(5)) << "the wall never played";
       hostile();
     });

@@ -72,10 +72,7 @@ TEST_F(HostileControlPorts, SlowClientsOnTheControlPortKeepNoNodeOutOfTheSync) {
   std::string refused;               // what wallctl said when it was not answered
   double first_closed_after_s = -1;  // when the last of the first 1,000 was closed
   std::thread hostile([&] {
-    struct AtExit {
-      std::function<void()> f;
-      ~AtExit() { f(); }
-    } stop{[this] { Ctl("stop"); }};  // whatever happens, the show ends
+    const ShowStopper stop{this};
     ASSERT_TRUE(WaitForTick(10)) << "the wall never played";
     std::atomic<bool> flooding{true};
     std::thread flood([&] {
