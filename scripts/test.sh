@@ -28,16 +28,12 @@ ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120
 # Live tests the sanitizer build does not repeat (docs/decisions.md, "What
 # the sanitizers repeat"): more of the same code under other faults (the
 # testbed's loss, links, NICs and second server: one loss and one refusal
-# test stay), third-party programs (the interop suites), a launcher
-# waiting for dead processes, and a flood of 1,000 clients reconnecting
-# (the coordinator under ASan cannot accept at the rate that test asks of
-# the optimized build; the control server's limits run under ASan in
-# ControlServerTest).
+# test stay), third-party programs (the interop suites), and a launcher
+# waiting for dead processes. Every HostileControlPorts case runs here too.
 not_sanitized='^(TestbedTest|TwoServers|LinkEvents|InteropTest|StreamerInteropTest)\.'
 not_sanitized+='|^RetransmissionTest\.(OneInAThousand|ABurstOfFifty|HeavyLoss)'
 not_sanitized+='|^PathFaults\.(ADisplayNode|ANicThat)'
 not_sanitized+='|^StreamerTest\.(Dead|AJobStoppedWhole|ProcessesTheRanks)'
-not_sanitized+='|^HostileControlPorts\.SlowClientsOnTheControlPort'
 stage "tests under ASan + UBSan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
