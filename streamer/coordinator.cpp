@@ -16,6 +16,7 @@
 #include "common/base/clock.h"
 #include "common/base/realtime.h"
 #include "common/control/control_commands.h"
+#include "common/control/movie_listing.h"
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
@@ -111,6 +112,7 @@ class Coordinator {
       playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */,
                         c_.wall.fps, c_.joystick);
       commands_.set_playback(&*playback_);
+      if (!c_.library_path.empty()) commands_.set_movie_list(LibraryLister(c_));
       if (c_.sync.enabled) WaitForDisplayNodes();
     }
     start_ns_ = clock_.NowNs();

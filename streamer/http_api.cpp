@@ -45,6 +45,8 @@ std::vector<HttpRoute> HttpApi::Routes() {
   routes.push_back({"GET", "/index.html", page, false, true});
   routes.push_back(
       {"GET", "/api/status", [this](const HttpRequest&) { return Command("status"); }});
+  routes.push_back(
+      {"GET", "/api/movies", [this](const HttpRequest&) { return Command("movies"); }});
   for (const char* name : {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop"}) {
     routes.push_back({"POST", fmt::format("/api/{}", name), [this, name](const HttpRequest& r) {
                         return CommandWithBody(name, r.body);

@@ -18,6 +18,9 @@ void AddWallFlags(CLI::App* app, StreamerOptions* o) {
   app->add_option("--layout", o->layout,
                   "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
   app->add_option("--movie", o->movie_dir, "Tile store directory (make one with wallcut)");
+  app->add_option("--library", o->library_dir,
+                  "Movie library: a directory of tile stores, one per subdirectory (wallctl "
+                  "movies lists them); overrides library.path");
   app->add_option("--fps", o->fps, "Frame rate of the wall clock; overrides the config");
   app->add_option("--mtu", o->mtu, "Link MTU; UDP payload is MTU - 40; overrides the config");
   app->add_option("--pacing", o->pacing,
@@ -148,6 +151,7 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
   if (!o.retransmission.empty()) c.stream.retransmission = o.retransmission == "on";
   if (o.port_base > 0)
     c.stream.port_base = static_cast<uint16_t>(std::min<uint32_t>(o.port_base, 65535));
+  if (!o.library_dir.empty()) c.library_path = o.library_dir;
   if (!o.config_path.empty() || o.fps > 0 || o.mtu > 0 || o.port_base > 0 || layout ||
       !o.retransmission.empty())
     TS_RETURN_IF_ERROR(ValidateWallConfig(&c));

@@ -16,6 +16,7 @@ struct StreamerOptions {
   std::string config_path;
   std::string layout;
   std::string movie_dir;
+  std::string library_dir;     // "": the config's library.path
   double fps = 0;              // 0: config's (or the movie's without a config)
   uint32_t mtu = 0;            // 0: config's
   std::string pacing;          // "", "on", "off"

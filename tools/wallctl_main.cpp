@@ -1,6 +1,7 @@
 // wallctl: the control channel from the command line (docs/control.md).
 //   wallctl status | play | pause | seek 120 | step -1 | speed -1 | loop off | stop ...
 //   wallctl watch                    status refreshed in place every second
+//   wallctl movies                   the movie library (a table on a terminal)
 // Prints the JSON reply; exits 0 on {"ok":true}, 1 on an error reply, 2 when
 // the streamer cannot be reached.
 #include <fmt/format.h>
@@ -54,6 +55,29 @@ Result<std::string> Ask(LineChannel* c, const std::string& command, int timeout_
     return Status::IoError(c->open() ? "no reply in time"
                                      : "the connection closed (" + c->why() + ")");
   return *reply;
+}
+
+// The library as a table, a movie a line: name, layout, tile, frames, fps,
+// duration, size, and whether it fits (if not, why). Every text escaped.
+std::string MoviesTable(const nlohmann::json& j) {
+  std::string out = fmt::format("{:<24} {:>6} {:>10} {:>7} {:>6} {:>9} {:>9}  fits\n", "movie",
+                                "layout", "tile", "frames", "fps", "duration", "GB");
+  for (const auto& m : j["movies"]) {
+    if (!m.is_object()) continue;
+    const auto text = [&](const char* key, size_t most = 60) {
+      return m.contains(key) && m[key].is_string() ? Printable(m[key].get<std::string>(), most)
+                                                   : "-";
+    };
+    const auto number = [&](const char* key) {
+      return m.contains(key) && m[key].is_number() ? m[key].get<double>() : 0.0;
+    };
+    out += fmt::format("{:<24} {:>6} {:>10} {:>7.0f} {:>6.2f} {:>8.1f}s {:>9.2f}  {}\n",
+                       text("name"), text("layout"), text("tile"), number("frames"), number("fps"),
+                       number("duration_s"), number("bytes") / 1e9,
+                       JsonBool(m, "fits") ? "yes" : "no: " + text("problem", 200));
+  }
+  if (JsonBool(j, "truncated")) out += "(more movies than listed: the library holds too many)\n";
+  return out;
 }
 
 std::string TableOf(const nlohmann::json& s) {
@@ -150,7 +174,9 @@ int Run(int argc, char** argv) {
     spdlog::error("{} (is the streamer playing?)", fd.status().message());
     return 2;
   }
-  LineChannel channel(std::move(fd).value());
+  // A reply can be longer than a command: `movies` lists up to 1,024 movies
+  // (some 300 KB); the server sends no more than kMaxPendingOutput at once.
+  LineChannel channel(std::move(fd).value(), kMaxPendingOutput);
   if (!token_file.empty()) {
     auto token = ReadToken(token_file);
     if (!token.ok()) {
@@ -177,6 +203,11 @@ int Run(int argc, char** argv) {
     // The reply as JSON again (escaped: nothing a server sends reaches the
     // terminal raw), or quoted if it is not JSON.
     const auto j = nlohmann::json::parse(*reply, nullptr, false);
+    if (command == "movies" && JsonBool(j, "ok") && j.contains("movies") &&
+        j["movies"].is_array() && isatty(STDOUT_FILENO)) {
+      fmt::print("{}", MoviesTable(j));
+      return 0;
+    }
     fmt::print("{}\n", j.is_discarded() ? Printable(*reply, 4096) : JsonText(j));
     return JsonBool(j, "ok") ? 0 : 1;
   }

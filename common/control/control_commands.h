@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/base/result.h"
 #include "common/control/playback.h"
 
 namespace tilestream {
@@ -28,8 +29,13 @@ class ControlCommands {
 
   explicit ControlCommands(StatusFields status = {}) : status_(std::move(status)) {}
 
+  // What `movies` answers: the library's listing ({"library":...,
+  // "movies":[...]}), or why there is none. Unset: "no movie library".
+  using MovieList = std::function<Result<nlohmann::json>()>;
+  void set_movie_list(MovieList list) { movie_list_ = std::move(list); }
+
   // The playback the commands drive; null (the default) is benchmark mode,
-  // where only status, help and stop answer.
+  // where only status, help, movies and stop answer.
   void set_playback(Playback* playback) { playback_ = playback; }
   // The wall tick the replies report.
   void set_tick(uint64_t tick) { tick_ = tick; }
@@ -44,6 +50,7 @@ class ControlCommands {
 
  private:
   StatusFields status_;
+  MovieList movie_list_;
   Playback* playback_ = nullptr;
   uint64_t tick_ = 0;
   bool stop_requested_ = false;

@@ -33,7 +33,7 @@ std::string Shown(std::string_view s) { return Printable(s, 40); }
 std::string_view CommandHelp() {
   return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop "
          "on|off | status | "
-         "help | axis I V (V in -1..1) | button I 0|1 | stop";
+         "help | movies | axis I V (V in -1..1) | button I 0|1 | stop";
 }
 
 Result<Command> ParseCommand(std::string_view line) {
@@ -53,13 +53,14 @@ Result<Command> ParseCommand(std::string_view line) {
         fmt::format("{}: expected {}, got '{}'", name, what, Shown(got)));
   };
   if (name == "play" || name == "pause" || name == "toggle" || name == "status" || name == "help" ||
-      name == "stop") {
+      name == "stop" || name == "movies") {
     TS_RETURN_IF_ERROR(args(0));
     c.kind = name == "play"     ? CommandKind::kPlay
              : name == "pause"  ? CommandKind::kPause
              : name == "toggle" ? CommandKind::kToggle
              : name == "status" ? CommandKind::kStatus
              : name == "help"   ? CommandKind::kHelp
+             : name == "movies" ? CommandKind::kMovies
                                 : CommandKind::kStop;
     return c;
   }

@@ -25,6 +25,7 @@ enum class CommandKind : uint8_t {
   kAxis = 9,     // index = I, value = V in -1..1
   kButton = 10,  // index = I, on = pressed
   kStop = 11,    // ends the job (authorised clients only)
+  kMovies = 12,  // lists the movie library
 };
 
 struct Command {

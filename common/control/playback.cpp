@@ -112,6 +112,7 @@ bool Playback::Apply(const Command& c, std::string* error) {
     case CommandKind::kStatus:
     case CommandKind::kHelp:
     case CommandKind::kStop:
+    case CommandKind::kMovies:
       break;
   }
   *error = "not a playback command";

@@ -693,9 +693,9 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   if (!parsed.ok()) return parsed.status();
   const toml::table& root = *parsed;
   TomlReader r(c.source, &c.key_lines);
-  r.CheckKeys(
-      root, "",
-      {"wall", "stream", "server", "nic", "node", "control", "http", "sync", "joystick", "mpi"});
+  r.CheckKeys(root, "",
+              {"wall", "stream", "server", "nic", "node", "control", "http", "sync", "joystick",
+               "mpi", "library"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
@@ -703,6 +703,10 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   if (const toml::table* t = Section(r, root, "sync")) ReadSync(r, *t, &c.sync);
   if (const toml::table* t = Section(r, root, "joystick")) ReadJoystick(r, *t, &c.joystick);
   if (const toml::table* t = Section(r, root, "mpi")) ReadMpi(r, *t, &c.mpi);
+  if (const toml::table* t = Section(r, root, "library")) {
+    r.CheckKeys(*t, "library", {"path"});
+    r.String(*t, "library", "path", &c.library_path);
+  }
   TableArray(r, root, "server", [&](const toml::table& t, const std::string& path) {
     c.servers.emplace_back();
     ReadServer(r, t, path, &c.servers.back());

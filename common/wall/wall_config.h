@@ -195,6 +195,8 @@ struct WallConfig {
   std::vector<DisplayNode> nodes;
   ControlSettings control;
   HttpSettings http;
+  // [library] path: the movie library (docs/control.md, `movies`); empty: none.
+  std::string library_path;
   SyncSettings sync;
   JoystickMap joystick;
   MpiSettings mpi;

@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/image/thumbnail.h"
@@ -222,6 +224,59 @@ TEST_F(ControlRoomTest, BadRequestsGetJsonErrorsAndTheWallPlaysOn) {
     for (const auto& t : report["tiles"])
       EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
   }
+}
+
+// The movie library (issue 36, its listing): every movie of the library
+// with what it is and whether it fits this wall, by wallctl and by the REST
+// API alike, while the wall plays.
+TEST_F(ControlRoomTest, TheMovieLibraryIsListedByWallctlAndTheRestApi) {
+  const std::filesystem::path library = dir_ / "library";
+  std::filesystem::create_directories(library / "broken");
+  std::filesystem::create_directory_symlink(dir_ / "movie", library / "playing");
+  std::ofstream(library / "broken" / "movie.toml") << "[movie]\nframes = many\n";
+  WallSettings wide;
+  wide.layout = {3, 1};
+  wide.tile = {160, 100};
+  wide.fps = 25;
+  CutOptions co;
+  co.wall = wide;
+  co.out_dir = library / "wide";
+  co.progress = false;
+  ASSERT_TRUE(CutMovie(**MakeSyntheticSource(wide, 3, 5, true), co).ok());
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  nlohmann::json by_wallctl, by_rest;
+  int wallctl_rc = -1, rest_status = 0;
+  std::thread calls([&] {
+    ASSERT_TRUE(WaitForHttp());
+    const auto [rc, out] = Ctl("movies");
+    wallctl_rc = rc;
+    by_wallctl = nlohmann::json::parse(out, nullptr, false);
+    auto r = http_.Get("/api/movies");
+    rest_status = r ? r->status : 0;
+    if (r) by_rest = nlohmann::json::parse(r->body, nullptr, false);
+    Ctl("stop");
+  });
+  const auto tx = Stream(3000, "--library " + library.string());
+  calls.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+
+  EXPECT_EQ(wallctl_rc, 0) << by_wallctl.dump();
+  EXPECT_EQ(rest_status, 200);
+  EXPECT_EQ(by_rest["movies"], by_wallctl["movies"]) << "one listing by either road";
+  const nlohmann::json& movies = by_wallctl["movies"];
+  ASSERT_EQ(movies.size(), 3u) << by_wallctl.dump();
+  EXPECT_EQ(movies[0]["name"], "broken");
+  EXPECT_EQ(movies[0]["fits"], false);
+  EXPECT_EQ(movies[1]["name"], "playing");
+  EXPECT_EQ(movies[1]["fits"], true) << movies[1].dump();
+  EXPECT_EQ(movies[1]["layout"], "2x2");
+  EXPECT_EQ(movies[1]["frames"], kFrames);
+  EXPECT_EQ(movies[1]["bytes"], 4 * kFrames * manifest_.frame_stride);
+  EXPECT_EQ(movies[2]["name"], "wide");
+  EXPECT_EQ(movies[2]["fits"], false);
+  EXPECT_THAT(movies[2]["problem"].get<std::string>(), HasSubstr("cut for 3x1 tiles of 160x100"));
 }
 
 // A remote listener (every address: it needs a token): every call but the

@@ -124,10 +124,11 @@ class ReceiverTest : public ::testing::Test {
     started_.erase(std::remove(started_.begin(), started_.end(), pid), started_.end());
   }
 
-  testing::ProcessResult Stream(uint64_t ticks) {
+  // `extra`: more of the streamer's flags.
+  testing::ProcessResult Stream(uint64_t ticks, const std::string& extra = "") {
     return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
                      config_ + " --movie " + (dir_ / "movie") + " --ticks " +
-                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json"),
+                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " + extra,
                  dir_);
   }
 

@@ -43,6 +43,24 @@ TEST(ControlCommands, StatusAddsTheOwnersFieldsAndStopIsRemembered) {
   EXPECT_TRUE(commands.stop_requested());
 }
 
+// `movies` answers the owner's listing, or why there is none.
+TEST(ControlCommands, MoviesAnswersTheLibrarysListing) {
+  ControlCommands commands;
+  auto j = Parsed(commands.Handle("movies"));
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_THAT(j["error"].get<std::string>(), HasSubstr("no movie library"));
+  commands.set_movie_list([]() -> Result<nlohmann::json> {
+    return nlohmann::json{{"movies", {{{"name", "a"}}}}};
+  });
+  j = Parsed(commands.Handle("movies"));
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["movies"][0]["name"], "a");
+  commands.set_movie_list(
+      []() -> Result<nlohmann::json> { return Status::IoError("movie library /x: gone"); });
+  EXPECT_THAT(Parsed(commands.Handle("movies"))["error"].get<std::string>(), HasSubstr("gone"));
+  EXPECT_EQ(Parsed(commands.Handle("movies now"))["ok"], false);
+}
+
 TEST(ControlCommands, BenchmarkModeRefusesPlaybackCommands) {
   ControlCommands commands;
   auto j = Parsed(commands.Handle("play"));

@@ -33,6 +33,7 @@ TEST(ControlProtocol, ParsesEveryCommand) {
   EXPECT_EQ(Parse("status").kind, CommandKind::kStatus);
   EXPECT_EQ(Parse("help").kind, CommandKind::kHelp);
   EXPECT_EQ(Parse("stop").kind, CommandKind::kStop);
+  EXPECT_EQ(Parse("movies").kind, CommandKind::kMovies);
   const Command a = Parse("axis 1 -0.75");
   EXPECT_EQ(a.kind, CommandKind::kAxis);
   EXPECT_EQ(a.index, 1u);

@@ -1,0 +1,24 @@
+// What `movies` says of a movie library (docs/control.md): per movie its
+// name, title, layout and tile size, frames, fps, duration, bytes on this
+// server, and whether it fits the wall (and if not, why).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/control/control_commands.h"
+#include "common/store/movie_library.h"
+#include "common/wall/wall_config.h"
+
+namespace tilestream {
+
+// {"library":PATH,"truncated":bool,"movies":[{"name":...,"fits":...},...]}
+nlohmann::json MovieListing(const std::string& path, const Library& library);
+
+// What `movies` answers on this host for config `c`'s library.path:
+// scanned anew each time (a movie copied in shows at once), the tile files
+// checked only for the tiles this host's server streams. REQUIRES:
+// c.library_path is not empty.
+ControlCommands::MovieList LibraryLister(const WallConfig& c);
+
+}  // namespace tilestream
