@@ -9,12 +9,15 @@
 #include "common/control/http_listener.h"
 #include "common/control/rest_calls.h"
 #include "common/image/png.h"
+#include "common/store/tile_store.h"
+#include "streamer/movie_poster.h"
 #include "streamer/panel.h"
 
 namespace tilestream {
 namespace {
 
 constexpr std::chrono::milliseconds kWallAnswerTimeout{2000};
+constexpr size_t kMaxPosters = 256;
 
 HttpReply Unavailable() {
   return HttpReply::Error(503, "the coordinator did not answer in time (starting or stopping?)");
@@ -28,7 +31,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::Start(const WallConfig& config, WallEn
       HttpListenerOptions(config, fmt::format("http listener (http.port in {})", config.source),
                           config.http.listen_address, config.http.port);
   if (!o.ok()) return o.status();
-  std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall)));
+  std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall), config.library_path));
   o->counters = &api->counters_;
   auto service = HttpService::Start(*o, api->Routes());
   if (!service.ok()) return service.status();
@@ -47,6 +50,8 @@ std::vector<HttpRoute> HttpApi::Routes() {
       {"GET", "/api/status", [this](const HttpRequest&) { return Command("status"); }});
   routes.push_back(
       {"GET", "/api/movies", [this](const HttpRequest&) { return Command("movies"); }});
+  routes.push_back(
+      {"GET", "/api/movies/", [this](const HttpRequest& r) { return Poster(r.rest); }, true});
   for (const char* name : {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop"}) {
     routes.push_back({"POST", fmt::format("/api/{}", name), [this, name](const HttpRequest& r) {
                         return CommandWithBody(name, r.body);
@@ -104,6 +109,31 @@ HttpReply HttpApi::Picture(std::function<std::optional<Image>()> take) {
   if (image->width == 0) return HttpReply::Error(404, "no picture yet");
   auto png = EncodePng(image->width, image->height, image->rgb);
   if (!png.ok()) return HttpReply::Error(500, png.status().message());
+  return {200, "image/png", std::move(png).value()};
+}
+
+HttpReply HttpApi::Poster(std::string_view rest) {
+  if (library_.empty()) return HttpReply::Error(404, "no movie library");
+  if (!rest.ends_with(".png")) return HttpReply::Error(404, "expected /api/movies/NAME.png");
+  const std::string name(rest.substr(0, rest.size() - 4));
+  std::error_code ec;
+  const auto made =
+      std::filesystem::last_write_time(std::filesystem::path(library_) / name / kManifestName, ec);
+  {
+    std::lock_guard lock(posters_mu_);
+    const auto it = posters_.find(name);
+    if (!ec && it != posters_.end() && it->second.first == made)
+      return {200, "image/png", it->second.second};
+  }
+  auto poster = MoviePoster(library_, name);
+  if (!poster.ok()) return HttpReply::Error(404, poster.status().message());
+  auto png = EncodePng(poster->width, poster->height, poster->rgb);
+  if (!png.ok()) return HttpReply::Error(500, png.status().message());
+  if (!ec) {
+    std::lock_guard lock(posters_mu_);
+    if (posters_.size() >= kMaxPosters) posters_.clear();
+    posters_[name] = {made, *png};
+  }
   return {200, "image/png", std::move(png).value()};
 }
 

@@ -9,11 +9,16 @@
 // work to the coordinator's loop through a Mailbox (common/base/mailbox.h)
 // and waits for it (503 if the loop does not answer within 2 s); what is
 // costly and needs no wall state, like encoding a PNG, runs on the HTTP
-// thread. GET never changes anything.
+// thread. GET never changes anything. A library movie's poster
+// (GET /api/movies/NAME.png) is made on the HTTP thread from the movie's
+// files alone (streamer/movie_poster.h).
 #pragma once
 
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,14 +52,21 @@ class HttpApi {
   uint16_t port() const { return service_->port(); }
 
  private:
-  explicit HttpApi(WallEndpoints wall) : wall_(std::move(wall)) {}
+  HttpApi(WallEndpoints wall, std::string library)
+      : wall_(std::move(wall)), library_(std::move(library)) {}
   std::vector<HttpRoute> Routes();
   HttpReply Command(std::string_view line);
   HttpReply CommandWithBody(std::string_view name, std::string_view body);
   HttpReply Picture(std::function<std::optional<Image>()> take);
+  HttpReply Poster(std::string_view rest);
   std::optional<std::string> OnWall(std::function<std::string()> work);
 
   WallEndpoints wall_;
+  const std::string library_;  // library.path; "" for none
+  // Posters made, by movie name, with their movie.toml's time: a poster is
+  // made again only when its movie is cut again (at most kMaxPosters kept).
+  std::mutex posters_mu_;
+  std::map<std::string, std::pair<std::filesystem::file_time_type, std::string>> posters_;
   Mailbox mailbox_;
   HttpCounters counters_;
   std::unique_ptr<HttpService> service_;  // last: stopped before the rest goes

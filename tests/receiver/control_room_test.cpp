@@ -246,6 +246,11 @@ TEST_F(ControlRoomTest, TheMovieLibraryIsListedByWallctlAndTheRestApi) {
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   nlohmann::json by_wallctl, by_rest;
   int wallctl_rc = -1, rest_status = 0;
+  struct Got {
+    int status = 0;
+    std::string type, body;
+  };
+  std::map<std::string, Got> posters;
   std::thread calls([&] {
     ASSERT_TRUE(WaitForHttp());
     const auto [rc, out] = Ctl("movies");
@@ -254,6 +259,10 @@ TEST_F(ControlRoomTest, TheMovieLibraryIsListedByWallctlAndTheRestApi) {
     auto r = http_.Get("/api/movies");
     rest_status = r ? r->status : 0;
     if (r) by_rest = nlohmann::json::parse(r->body, nullptr, false);
+    for (const char* path :
+         {"playing.png", "wide.png", "playing", "broken.png", "nope.png", "..%2Fmovie.png"})
+      if (auto got = http_.Get(std::string("/api/movies/") + path))
+        posters[path] = {got->status, got->get_header_value("Content-Type"), got->body};
     Ctl("stop");
   });
   const auto tx = Stream(3000, "--library " + library.string());
@@ -277,6 +286,29 @@ TEST_F(ControlRoomTest, TheMovieLibraryIsListedByWallctlAndTheRestApi) {
   EXPECT_EQ(movies[2]["name"], "wide");
   EXPECT_EQ(movies[2]["fits"], false);
   EXPECT_THAT(movies[2]["problem"].get<std::string>(), HasSubstr("cut for 3x1 tiles of 160x100"));
+
+  // The posters: the first frame as the wall it was cut for, each tile's
+  // thumbnail at its place; any other path is a JSON 404.
+  EXPECT_EQ(posters["playing.png"].status, 200);
+  EXPECT_EQ(posters["playing.png"].type, "image/png");
+  const std::vector<std::byte> poster = DecodePng(posters["playing.png"].body);
+  const ThumbnailSize size = ThumbnailOf(manifest_.tile.width, manifest_.tile.height);
+  ASSERT_EQ(poster.size(), 4 * size.bytes());
+  const size_t row = size_t{size.width} * 3;
+  for (uint32_t tile = 0; tile < 4; ++tile) {  // r0c0, r0c1, r1c0, r1c1
+    const std::vector<std::byte> want = ExpectedThumbnail(tile, 0);
+    for (uint32_t y = 0; y < size.height; ++y) {
+      const size_t at = ((tile / 2 * size.height + y) * 2 * size.width + tile % 2 * size.width) * 3;
+      ASSERT_TRUE(
+          std::equal(want.begin() + y * row, want.begin() + (y + 1) * row, poster.begin() + at))
+          << "tile " << tile << " row " << y;
+    }
+  }
+  EXPECT_EQ(posters["wide.png"].status, 200) << "a movie that does not fit has its poster too";
+  EXPECT_EQ(DecodePng(posters["wide.png"].body).size(), 3 * size.bytes());
+  for (const char* path : {"playing", "broken.png", "nope.png", "..%2Fmovie.png"}) {
+    EXPECT_EQ(posters[path].status, 404) << path << ": " << posters[path].body;
+  }
 }
 
 // A remote listener (every address: it needs a token): every call but the
