@@ -155,14 +155,18 @@ int ParseHead(std::string_view head, const HttpParseLimits& limits, ParsedReques
 }
 
 // A chunked body from `in` into *body: the bytes it took, 0 while it has
-// not all come, or -status.
-int64_t DecodeChunked(std::string_view in, size_t max_body, std::string* body) {
+// not all come, or -status. Every line (a chunk's size and extensions, a
+// trailer) is at most kMaxChunkLine, and no line starts past `max_raw`:
+// the encoding's overhead is bounded as the body is.
+int64_t DecodeChunked(std::string_view in, size_t max_body, size_t max_raw, std::string* body) {
   body->clear();
   size_t at = 0;
   for (;;) {
+    if (at > max_raw) return -413;
     const size_t line_start = at;
     const std::optional<std::string_view> line = NextLine(in, &at);
-    if (!line) return in.size() - line_start > kMaxChunkLine ? -400 : 0;
+    if (!line) return in.size() - line_start > kMaxChunkLine + 1 ? -400 : 0;  // + its CR
+    if (line->size() > kMaxChunkLine) return -400;
     const std::string_view size_text = Trim(line->substr(0, line->find(';')));
     uint64_t size = 0;
     for (char c : size_text) {
@@ -179,9 +183,11 @@ int64_t DecodeChunked(std::string_view in, size_t max_body, std::string* body) {
     at += in[at] == '\r' ? 2 : 1;
   }
   for (;;) {  // trailers, dropped, up to the blank line
+    if (at > max_raw) return -431;
     const size_t line_start = at;
     const std::optional<std::string_view> line = NextLine(in, &at);
-    if (!line) return in.size() - line_start > kMaxChunkLine ? -431 : 0;
+    if (!line) return in.size() - line_start > kMaxChunkLine + 1 ? -431 : 0;
+    if (line->size() > kMaxChunkLine) return -431;
     if (line->empty()) return static_cast<int64_t>(at);
   }
 }
@@ -216,7 +222,9 @@ HttpParseResult ParseHttpRequest(std::string_view in, const HttpParseLimits& lim
   }
   const std::string_view body = in.substr(out->header_bytes);
   if (out->chunked) {
-    const int64_t taken = DecodeChunked(body, limits.max_body_bytes, &out->body);
+    const int64_t taken =
+        DecodeChunked(body, limits.max_body_bytes,
+                      2 * limits.max_body_bytes + limits.max_header_bytes, &out->body);
     if (taken < 0) return Error(static_cast<int>(-taken));
     if (taken == 0) return {HttpParse::kNeedBody, 0, 0};
     return {HttpParse::kComplete, 0, out->header_bytes + static_cast<size_t>(taken)};
