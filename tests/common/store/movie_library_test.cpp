@@ -41,7 +41,7 @@ void MakeMovie(const std::filesystem::path& dir, const std::string& name, Layout
   std::filesystem::create_directories(at);
   for (uint32_t t = 0; t < layout.tile_count(); ++t) {
     m.tile_files.push_back(TileFileName(TileId::FromIndex(t, layout)));
-    std::ofstream(at / m.tile_files.back());
+    { std::ofstream create(at / m.tile_files.back()); }
     std::filesystem::resize_file(at / m.tile_files.back(), frames * m.frame_stride);
   }
   std::ofstream(at / kManifestName) << ManifestToToml(m);
@@ -58,12 +58,15 @@ TEST(MovieLibrary, ListsEachMovieByNameAndSaysWhyOneDoesNotFit) {
   MakeMovie(dir.path(), "b-fits", {2, 1});
   MakeMovie(dir.path(), "a-other-layout", {3, 1});
   MakeMovie(dir.path(), "c-truncated", {2, 1});
-  std::filesystem::resize_file(std::filesystem::path(dir.path()) / "c-truncated" / "tile_r0_c1.rgb", 100);
+  std::filesystem::resize_file(std::filesystem::path(dir.path()) / "c-truncated" / "tile_r0_c1.rgb",
+                               100);
   MakeMovie(dir.path(), "d-tile-gone", {2, 1});
   std::filesystem::remove(std::filesystem::path(dir.path()) / "d-tile-gone" / "tile_r0_c0.rgb");
   std::filesystem::create_directories(std::filesystem::path(dir.path()) / "e-broken");
-  std::ofstream(std::filesystem::path(dir.path()) / "e-broken" / kManifestName) << "[movie\nlayout = ";
-  std::filesystem::create_directories(std::filesystem::path(dir.path()) / "not-a-movie");  // no movie.toml
+  std::ofstream(std::filesystem::path(dir.path()) / "e-broken" / kManifestName)
+      << "[movie\nlayout = ";
+  std::filesystem::create_directories(std::filesystem::path(dir.path()) /
+                                      "not-a-movie");  // no movie.toml
   std::ofstream(std::filesystem::path(dir.path()) / "a-file.txt") << "x";
   MakeMovie(dir.path(), ".hidden", {2, 1});
 
