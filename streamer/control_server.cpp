@@ -13,6 +13,7 @@
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
 #include "common/base/words.h"
+#include "common/control/control_port_limits.h"
 #include "common/control/control_protocol.h"
 #include "common/wall/token_file.h"
 
@@ -94,7 +95,7 @@ void ControlServer::Serve() {
     for (size_t n = 0; n < kLinesPerPoll; ++n) {
       auto line = c->channel.NextLine();
       if (!line) break;
-      c->last_line_ns = now;
+      c->times.last_line_ns = now;
       Handle(*c, *line);
     }
     EnforceDeadlines(*c, now);
@@ -109,45 +110,37 @@ void ControlServer::Serve() {
 
 // A line under way for line_timeout_s is a client holding a place without
 // saying anything (a byte every few seconds keeps TCP and any idle bound
-// content); so is a command connection without a line for idle_timeout_s.
+// content); so is a command connection without a line for idle_timeout_s
+// (common/control/control_port_limits.h).
 void ControlServer::EnforceDeadlines(Client& c, int64_t now) {
   if (!c.channel.open()) return;
-  if (!c.channel.has_unfinished_line()) {
-    c.line_started_ns = -1;
-  } else if (c.line_started_ns < 0) {
-    c.line_started_ns = now;
-  } else if (now - c.line_started_ns > int64_t{config_.control.line_timeout_s} * kNsPerSecond) {
-    c.channel.Send(ErrorReply(
-        fmt::format("a line not ended within {} s: closing", config_.control.line_timeout_s)));
-    c.channel.Close("line too slow");
-    return;
-  }
-  const int64_t idle_limit = int64_t{config_.control.idle_timeout_s} * kNsPerSecond;
-  if (c.node < 0 && now - c.last_line_ns > idle_limit) {
-    c.channel.Send(
-        ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
-    c.channel.Close("idle");
+  switch (CheckControlDeadlines(&c.times, c.channel.has_unfinished_line(), c.node >= 0, now,
+                                config_.control)) {
+    case ControlDeadline::kNone:
+      return;
+    case ControlDeadline::kLineTooSlow:
+      c.channel.Send(ErrorReply(
+          fmt::format("a line not ended within {} s: closing", config_.control.line_timeout_s)));
+      return c.channel.Close("line too slow");
+    case ControlDeadline::kIdle:
+      c.channel.Send(
+          ErrorReply(fmt::format("idle for {} s: closing", config_.control.idle_timeout_s)));
+      return c.channel.Close("idle");
   }
 }
 
 bool ControlServer::Admits(const sockaddr_storage& peer) {
-  const size_t limit = config_.control.max_clients;
   const auto open = static_cast<size_t>(std::count_if(
       clients_.begin(), clients_.end(), [](const auto& c) { return c->channel.open(); }));
-  if (open < limit) return true;
   const bool from_node = std::any_of(node_hosts_.begin(), node_hosts_.end(),
                                      [&](const SocketAddress& n) { return n.SameHost(peer); });
-  if (from_node && open < limit + 2 * config_.nodes.size()) return true;
-  // The stalest command connection gives its place up: any with a line
-  // under way (the one since longest) before any without (the longest
-  // without a line), so that one just taken, whose first line is still on
-  // its way, outlasts the dribblers. Sync connections stay.
+  if (ControlPortHasRoom(open, config_.control, config_.nodes.size(), from_node)) return true;
+  // The stalest command connection gives its place up, so that one just
+  // taken, whose first line is still on its way, outlasts the dribblers.
+  // Sync connections stay.
   Client* stalest = nullptr;
-  const auto stale = [](const Client& c) {
-    return c.line_started_ns >= 0 ? std::pair(0, c.line_started_ns) : std::pair(1, c.last_line_ns);
-  };
   for (auto& c : clients_)
-    if (c->node < 0 && c->channel.open() && (!stalest || stale(*c) < stale(*stalest)))
+    if (c->node < 0 && c->channel.open() && (!stalest || StalerThan(c->times, stalest->times)))
       stalest = c.get();
   if (!stalest) return false;
   stalest->channel.Send(ErrorReply("the control port is full: closed for a newer client"));
@@ -168,7 +161,7 @@ void ControlServer::Accept() {
     auto c = std::make_unique<Client>();
     c->channel = LineChannel(std::move(fd), config_.control.max_line_bytes);
     c->authorised = token_.empty();
-    c->last_line_ns = MonotonicNs();
+    c->times.last_line_ns = MonotonicNs();
     if (!Admits(peer)) {
       c->channel.Send(
           ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/control/control_port_limits.h"
 #include "common/control/swap_sync.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"
@@ -72,9 +73,8 @@ class ControlServer {
   struct Client {
     LineChannel channel;
     bool authorised = false;
-    int node = -1;                 // the display node this connection syncs, or -1
-    int64_t last_line_ns = 0;      // when its last whole line came (or it connected)
-    int64_t line_started_ns = -1;  // when the line under way began; -1: none
+    int node = -1;           // the display node this connection syncs, or -1
+    ControlLineTimes times;  // its last whole line, the line under way
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
