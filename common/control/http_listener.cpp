@@ -14,8 +14,12 @@ Result<HttpServiceOptions> HttpListenerOptions(const WallConfig& c, std::string 
   o.max_clients = h.max_clients;
   o.max_queued = h.max_queued;
   o.max_body_bytes = h.max_body_bytes;
-  o.limits = {h.max_connections, h.max_connections_per_address,    h.header_timeout_ms, h.timeout_s,
-              h.keep_alive_s,    h.requests_per_second_per_address};
+  o.limits.max_connections = h.max_connections;
+  o.limits.max_connections_per_address = h.max_connections_per_address;
+  o.limits.header_timeout_ms = h.header_timeout_ms;
+  o.limits.timeout_s = h.timeout_s;
+  o.limits.keep_alive_s = h.keep_alive_s;
+  o.limits.requests_per_second_per_address = h.requests_per_second_per_address;
   if (!c.control.token_file.empty()) {
     auto token = ReadToken(c.control.token_file);
     if (!token.ok()) return token.status();

@@ -11,13 +11,11 @@
 // 404, a known path with another method 405 (with Allow), a body over the
 // limit 413, a missing or wrong token 401, a route that throws 500, a
 // request over its address's rate 429, a request that finds max_queued
-// others waiting for a handler 503, a
-// request that breaks the grammar 400 (or 414, 431, 501, 505), each as
-// {"ok":false,"error":...}. With a token, every route but the open ones
-// (the panel's page, which holds no data) needs "Authorization: Bearer
-// TOKEN", compared in constant time. Waiting requests are served by
-// client address in turn, so one address's flood delays another's request
-// by at most one request per worker.
+// others waiting for a handler 503, a request that breaks the grammar 400
+// (or 414, 431, 501, 505), each as {"ok":false,"error":...}. With a token, every route but the open
+// ones (the panel's page, which holds no data) needs "Authorization: Bearer TOKEN", compared in
+// constant time. Waiting requests are served by client address in turn, so one address's flood
+// delays another's request by at most one request per worker.
 //
 // Routes run on the worker threads: a handler that touches another
 // thread's state must hand the work over (streamer/http_api.h does).

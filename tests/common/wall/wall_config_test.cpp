@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "common/control/http_listener.h"
+
 namespace tilestream {
 namespace {
 
@@ -268,6 +270,27 @@ TEST(WallConfig, ReadsTheWebSideAndChecksItsAddressesAndPorts) {
   EXPECT_EQ(c->http.node_port(1), 9101);
   EXPECT_EQ(c->http.max_clients, 4u);
   EXPECT_EQ(c->http.thumbnail_period_ms, 0u);
+  // The limits against hostile clients (issue 35), and the listener's
+  // options made of them.
+  auto limits = ParseWallConfig(
+      std::string(kTwoTiles) +
+          "[http]\nmax_queued = 9\nmax_connections = 100\nmax_connections_per_address = 7\n"
+          "header_timeout_ms = 1500\nkeep_alive_s = 30\nrequests_per_second_per_address = 0\n"
+          "[library]\npath = \"/data/movies\"\n",
+      "w.toml");
+  ASSERT_TRUE(limits.ok()) << limits.status().message();
+  EXPECT_EQ(limits->library_path, "/data/movies");
+  auto o = HttpListenerOptions(*limits, "http", "127.0.0.1", 8080);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->max_queued, 9u);
+  EXPECT_EQ(o->limits.max_connections, 100u);
+  EXPECT_EQ(o->limits.max_connections_per_address, 7u);
+  EXPECT_EQ(o->limits.header_timeout_ms, 1500u);
+  EXPECT_EQ(o->limits.keep_alive_s, 30u);
+  EXPECT_EQ(o->limits.requests_per_second_per_address, 0u);
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[http]\nheader_timeout_ms = 10\n"),
+              HasSubstr("header_timeout_ms"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[library]\nshelf = 1\n"), HasSubstr("shelf"));
   const WallConfig defaults = DefaultWallConfig({1, 1});
   EXPECT_EQ(defaults.http.port, 7480);
   EXPECT_EQ(defaults.http.node_port(0), 7481);
