@@ -7,6 +7,7 @@
 #include "common/base/json_text.h"
 #include "common/base/metrics_text.h"
 #include "common/control/http_listener.h"
+#include "common/control/movie_listing.h"
 #include "common/control/rest_calls.h"
 #include "common/image/png.h"
 #include "common/store/tile_store.h"
@@ -32,6 +33,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::Start(const WallConfig& config, WallEn
                           config.http.listen_address, config.http.port);
   if (!o.ok()) return o.status();
   std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall), config.library_path));
+  if (!config.library_path.empty()) api->movies_ = LibraryLister(config);
   o->counters = &api->counters_;
   auto service = HttpService::Start(*o, api->Routes());
   if (!service.ok()) return service.status();
@@ -48,8 +50,13 @@ std::vector<HttpRoute> HttpApi::Routes() {
   routes.push_back({"GET", "/index.html", page, false, true});
   routes.push_back(
       {"GET", "/api/status", [this](const HttpRequest&) { return Command("status"); }});
-  routes.push_back(
-      {"GET", "/api/movies", [this](const HttpRequest&) { return Command("movies"); }});
+  // The library is listed here, on the HTTP thread: it needs no wall
+  // state, and a scan of many movies is no work for the frame clock's thread.
+  routes.push_back({"GET", "/api/movies", [this](const HttpRequest&) {
+                      std::string reply = MoviesReply(movies_);
+                      const bool ok = JsonBool(nlohmann::json::parse(reply, nullptr, false), "ok");
+                      return HttpReply{ok ? 200 : 400, "application/json", std::move(reply)};
+                    }});
   routes.push_back(
       {"GET", "/api/movies/", [this](const HttpRequest& r) { return Poster(r.rest); }, true});
   for (const char* name : {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop"}) {

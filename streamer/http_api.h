@@ -25,6 +25,7 @@
 
 #include "common/base/mailbox.h"
 #include "common/base/result.h"
+#include "common/control/control_commands.h"
 #include "common/image/ppm.h"
 #include "common/net/http_service.h"
 #include "common/wall/wall_config.h"
@@ -62,7 +63,8 @@ class HttpApi {
   std::optional<std::string> OnWall(std::function<std::string()> work);
 
   WallEndpoints wall_;
-  const std::string library_;  // library.path; "" for none
+  const std::string library_;          // library.path; "" for none
+  ControlCommands::MovieList movies_;  // its listing; unset for none
   // Posters made, by movie name, with their movie.toml's time: a poster is
   // made again only when its movie is cut again (at most kMaxPosters kept).
   std::mutex posters_mu_;

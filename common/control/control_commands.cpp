@@ -2,6 +2,7 @@
 
 #include "common/base/json_text.h"
 #include "common/control/control_protocol.h"
+#include "common/control/movie_listing.h"
 
 namespace tilestream {
 
@@ -19,14 +20,8 @@ std::string ControlCommands::Handle(std::string_view line) {
     case CommandKind::kStop:
       stop_requested_ = true;
       return JsonText({{"ok", true}, {"stopping", true}});
-    case CommandKind::kMovies: {
-      if (!movie_list_)
-        return ErrorReply("no movie library (library.path in the config, or streamer --library)");
-      auto list = movie_list_();
-      if (!list.ok()) return ErrorReply(list.status().message());
-      (*list)["ok"] = true;
-      return JsonText(*list);
-    }
+    case CommandKind::kMovies:
+      return MoviesReply(movie_list_);
     default:
       break;
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/base/json_text.h"
 #include "common/wall/server_hosts.h"
 
 namespace tilestream {
@@ -23,6 +24,15 @@ nlohmann::json MovieListing(const std::string& path, const Library& library) {
     movies.push_back(std::move(j));
   }
   return {{"library", path}, {"truncated", library.truncated}, {"movies", std::move(movies)}};
+}
+
+std::string MoviesReply(const ControlCommands::MovieList& list) {
+  if (!list)
+    return ErrorReply("no movie library (library.path in the config, or streamer --library)");
+  auto listing = list();
+  if (!listing.ok()) return ErrorReply(listing.status().message());
+  (*listing)["ok"] = true;
+  return JsonText(*listing);
 }
 
 ControlCommands::MovieList LibraryLister(const WallConfig& c) {

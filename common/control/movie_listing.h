@@ -15,6 +15,10 @@ namespace tilestream {
 // {"library":PATH,"truncated":bool,"movies":[{"name":...,"fits":...},...]}
 nlohmann::json MovieListing(const std::string& path, const Library& library);
 
+// The reply to `movies` from `list` (unset: there is no library), as JSON
+// text: the listing with "ok":true, or the error.
+std::string MoviesReply(const ControlCommands::MovieList& list);
+
 // What `movies` answers on this host for config `c`'s library.path:
 // scanned anew each time (a movie copied in shows at once), the tile files
 // checked only for the tiles this host's server streams. REQUIRES:
