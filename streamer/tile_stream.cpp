@@ -161,6 +161,10 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
                        e.message(), ErrnoName(e.error)));
   if (sender_->sending()) return;
   if (acquired_) {
+    // NACKs that came while this frame went out may ask for the one before
+    // (a hurried frame answers none between its bursts): answered before
+    // that one is gone, or all of them would be refused as old.
+    if (retransmission_) sender_->AnswerFeedback();
     frames_->Release();  // the ring frees the frame before this one
     sender_->ForgetOlderFrames();
   }

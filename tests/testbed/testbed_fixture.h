@@ -242,10 +242,11 @@ class TestbedFixture : public ::testing::Test {
         << report["sync"].dump() << " late " << sender_late << " skips " << sender_skips;
     EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + sender_skips + sender_late, ticks)
         << report["sync"].dump();
+    const std::string report_streams = report["streams"].dump();
     for (const DisplayNode& node : config_.nodes) {
       const nlohmann::json report = NodeReport(node.name);
       for (const auto& t : report["tiles"]) {
-        EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
+        EXPECT_EQ(t["frames_incomplete"], 0) << t.dump() << "\nsenders: " << report_streams;
         EXPECT_EQ(t["unrecoverable"], 0) << t.dump();
       }
     }
