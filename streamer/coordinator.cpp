@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "streamer/control_server.h"
 #include "streamer/doorbell.h"
 #include "streamer/http_api.h"
+#include "streamer/movie_loads.h"
 #include "streamer/placement.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
@@ -53,6 +55,15 @@ constexpr uint32_t kSyncDropAfter = 3;
 
 std::string TileName(const WallConfig& c, uint32_t tile) {
   return TileId::FromIndex(tile, c.wall.layout).Name();
+}
+
+// The movie the job starts with: named by its directory.
+MovieLoads::Movie PlayingFirst(const Wall& wall) {
+  if (!wall.movie) return {"", "", 2};  // the synthetic pattern's frames
+  const std::string& dir = wall.movie->directory;
+  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "dir/"
+  return {p.filename().string(), dir, wall.movie->frames};
 }
 
 class Coordinator {
@@ -112,7 +123,11 @@ class Coordinator {
       playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */,
                         c_.wall.fps, c_.joystick);
       commands_.set_playback(&*playback_);
-      if (!c_.library_path.empty()) commands_.set_movie_list(LibraryLister(c_));
+      if (!c_.library_path.empty()) {
+        commands_.set_movie_list(LibraryLister(c_));
+        commands_.set_movie_loader(
+            [this](const std::string& name, uint64_t frame) { return LoadMovie(name, frame); });
+      }
       if (c_.sync.enabled) WaitForDisplayNodes();
     }
     start_ns_ = clock_.NowNs();
@@ -237,6 +252,11 @@ class Coordinator {
           (options_.ticks && tick >= options_.ticks) || TimeUp())
         break;
       commands_.set_tick(tick);
+      if (const auto first = loads_.TakeReady(tick)) {  // every tile has it: switch now
+        playback_->Load(loads_.playing().frames, *first);
+        spdlog::info("tick {}: every tile plays {} from frame {}", tick, loads_.playing().name,
+                     *first);
+      }
       const bool send = playback_->ShouldSend(tick);
       const int32_t step = playback_->read_ahead_step();
       const uint64_t frame = playback_->Advance();
@@ -296,7 +316,31 @@ class Coordinator {
   }
 
   // What status adds to the playback state (streamer/wall_status.h).
-  void StatusFields(nlohmann::json* out) const { AddWallStatus(StatusView(), out); }
+  void StatusFields(nlohmann::json* out) const {
+    AddWallStatus(StatusView(), out);
+    loads_.AddStatus(out);
+  }
+
+  // `load`: the movie checked here, then every tile rank told to pre-roll
+  // it (streamer/movie_loads.h); the switch comes at the tick after the
+  // last tile reports its first frames in.
+  Result<nlohmann::json> LoadMovie(const std::string& name, uint64_t frame) {
+    auto movie = LoadableMovie(c_, name, frame);
+    if (!movie.ok()) return movie.status();
+    const LoadMessage m = loads_.Begin(*movie, frame);
+    for (int rank = 1; rank <= plan_.tile_ranks(); ++rank)
+      SendMessage(comm_.comm, rank, kTagLoad, m);
+    spdlog::info("load {} from frame {}: the tiles pre-roll it", name, frame);
+    return nlohmann::json{{"loading", name}, {"frame", frame}, {"load", m.generation}};
+  }
+  void DrainLoaded() {
+    LoadedMessage m;
+    int from = 0;
+    while (TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagLoaded, &m, &from)) {
+      if (m.tile >= tiles_ || plan_.rank(m.tile) != from) continue;  // not from its rank
+      if (auto error = loads_.Loaded(m, TileName(c_, m.tile))) spdlog::error("{}", *error);
+    }
+  }
 
   // The panel, REST API, live picture and /metrics (streamer/http_api.h),
   // served from the control listener's poll. False (said) if it cannot listen.
@@ -351,6 +395,8 @@ class Coordinator {
     m.interval_ns = interval;
     m.command = command;
     m.sequence = ++tick_messages_;
+    m.load_generation = loads_.sent();
+    m.movie_generation = loads_.playing_generation();
     // Spare ranks (past tiles + 1) hear only the stop.
     const int last = command == TickCommand::kStop ? comm_.size - 1 : plan_.tile_ranks();
     // The ring first (streamer/doorbell.h): a send can wait for its rank to
@@ -365,6 +411,7 @@ class Coordinator {
   // Takes every statistics and thumbnail message waiting.
   void Drain() {
     DrainThumbnails();
+    DrainLoaded();
     TileStats s;
     int from = 0;
     while (TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagStats, &s, &from)) {
@@ -608,6 +655,7 @@ class Coordinator {
   ThumbnailBoard thumbnails_{c_.wall};
   ThumbnailInbox thumbnail_inbox_{comm_.comm, kTagThumbnail, kThumbnailMessageMaxBytes};
   std::optional<Playback> playback_;  // play mode only
+  MovieLoads loads_{tiles_, PlayingFirst(wall_)};
   ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
   RefusalLog refusal_log_{tiles_};

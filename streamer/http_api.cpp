@@ -59,7 +59,8 @@ std::vector<HttpRoute> HttpApi::Routes() {
                     }});
   routes.push_back(
       {"GET", "/api/movies/", [this](const HttpRequest& r) { return Poster(r.rest); }, true});
-  for (const char* name : {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop"}) {
+  for (const char* name :
+       {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop", "load"}) {
     routes.push_back({"POST", fmt::format("/api/{}", name), [this, name](const HttpRequest& r) {
                         return CommandWithBody(name, r.body);
                       }});

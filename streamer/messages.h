@@ -19,6 +19,8 @@ enum MessageTag : int {
   kTagStats = 3,      // tile -> 0: counters, once a second and at the end
   kTagThumbnail = 4,  // tile -> 0: a thumbnail of its last frame, about once a second
                       // (streamer/thumbnail_board.h: a header, then the pixels)
+  kTagLoad = 5,       // 0 -> tile: pre-roll another movie (a `load`)
+  kTagLoaded = 6,     // tile -> 0: that movie's first frames are in, or why not
 };
 
 enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2 };
@@ -36,6 +38,30 @@ struct TickMessage {
   // while ticks are shed, common/control/tick_shedder.h): the frame is
   // paced over all of that time.
   uint32_t next_in_ticks = 1;
+  // Movie loads (docs/streamer.md, "Loading a movie"): the last load sent
+  // (a rank that has not seen it takes its LoadMessage, sent before this
+  // tick), and the load whose movie `frame` is of (0: the movie the job
+  // started with). Carried by every tick, so that a rank that skipped
+  // ticks still switches at the first one it takes.
+  uint64_t load_generation = 0;
+  uint64_t movie_generation = 0;
+};
+
+// Pre-roll: every tile opens `movie` (a tile store's directory, on this
+// host) and reads from `first_frame` while the current movie plays.
+struct LoadMessage {
+  uint64_t generation = 0;
+  uint64_t first_frame = 0;
+  char movie[1024] = {};
+};
+
+// One per tile: its pre-roll of load `generation` is done (ok: the first
+// frames are read) or failed (message).
+struct LoadedMessage {
+  uint64_t generation = 0;
+  uint32_t tile = 0;
+  uint32_t ok = 0;
+  char message[400] = {};
 };
 
 // One per tile, from the rank that streams it; a rank that could not even

@@ -16,6 +16,7 @@
 #include "streamer/nic_failover.h"
 #include "streamer/numa_placement.h"
 #include "streamer/placement.h"
+#include "streamer/rank_loads.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"
 #include "streamer/thumbnail_board.h"
@@ -90,6 +91,7 @@ class TileRank {
       for (ThumbnailOutbox& t : thumbnails_) t.message.resize(kThumbnailMessageMaxBytes);
     }
     bench_.resize(streams_.size());
+    loads_.emplace(comm_.comm, &streams_);
     failover_.emplace(c, c.nics[c.routes[tiles_.front()].nic].server);
     return ok;
   }
@@ -110,7 +112,10 @@ class TileRank {
         Pump();
       } else {
         do {
-          if (tick.command == TickCommand::kPlay) Play(tick);
+          if (tick.command == TickCommand::kPlay) {
+            loads_->Take(tick);
+            Play(tick);
+          }
           MaybeSendStats(clock_.NowNs());
         } while (NextTick(&tick));
         if (!coordinator_gone_) AnswerLastNacks();
@@ -313,6 +318,7 @@ class TileRank {
       for (size_t i = 0; i < feedback_streams_.size(); ++i)
         waits_[i].fd = feedback_streams_[i]->feedback_fd();
     }
+    loads_->Report();
     bool error = false;
     for (const auto& s : streams_) error = error || s->error_pending();
     if (now - last_stats_ns_ < kStatsPeriodNs && !error) return;
@@ -397,6 +403,7 @@ class TileRank {
   std::vector<pollfd> waits_;
   std::vector<TileStream*> feedback_streams_;  // the streams of the NACK sockets
   std::optional<NicFailover> failover_;
+  std::optional<RankLoads> loads_;  // `load`: pre-roll and switch
   std::optional<DoorbellListener> doorbell_;
   TickWait ticks_{false};  // the wait for the next tick (streamer/tick_wait.h)
   int64_t silence_limit_ns_ = kGoTimeoutNs;

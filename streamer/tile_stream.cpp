@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -21,17 +22,18 @@ void CopyText(const std::string& s, char* out, size_t size) {
 
 // Frames for benchmarks from memory: up to 4 frames of the movie, or a
 // synthetic pattern that differs per tile and frame.
-std::unique_ptr<FrameProvider> MemorySource(const Wall& wall, uint32_t tile, std::string* error) {
+std::unique_ptr<FrameProvider> MemorySource(const WallConfig& c, const MovieManifest* movie,
+                                            uint32_t tile, std::string* error) {
   std::vector<std::vector<std::byte>> frames;
-  const TileGeometry g = wall.config.wall.tile;
-  if (wall.movie) {
-    auto reader = TileReader::Open(*wall.movie, tile);
-    auto buffer = AlignedBuffer::Allocate(wall.movie->frame_stride);
+  const TileGeometry g = c.wall.tile;
+  if (movie) {
+    auto reader = TileReader::Open(*movie, tile);
+    auto buffer = AlignedBuffer::Allocate(movie->frame_stride);
     if (!reader.ok() || !buffer.ok()) {
       *error = reader.ok() ? buffer.status().message() : reader.status().message();
       return nullptr;
     }
-    for (uint64_t f = 0; f < std::min<uint64_t>(4, wall.movie->frames); ++f) {
+    for (uint64_t f = 0; f < std::min<uint64_t>(4, movie->frames); ++f) {
       if (Status s = reader->ReadFrame(f, buffer->span()); !s.ok()) {
         *error = s.message();
         return nullptr;
@@ -90,9 +92,11 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
   const WallConfig& c = wall.config;
   std::unique_ptr<TileStream> s(new TileStream(tile, c));
   ready->tile = tile;
+  s->source_ = options.source;
+  s->ring_slots_ = options.ring_frames;
   std::string error;
   if (options.source == "memory") {
-    s->frames_ = MemorySource(wall, tile, &error);
+    s->frames_ = MemorySource(c, wall.movie ? &*wall.movie : nullptr, tile, &error);
   } else if (auto ring = DiskFrameRing::Open(*wall.movie, tile, options.ring_frames); ring.ok()) {
     ready->direct_io = (*ring)->direct();
     s->frames_ = std::move(ring).value();
@@ -167,6 +171,9 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     if (retransmission_) sender_->AnswerFeedback();
     frames_->Release();  // the ring frees the frame before this one
     sender_->ForgetOlderFrames();
+    if (retired_)  // the movie before's last frame is forgotten too
+      retiring_ =
+          std::async(std::launch::async, [r = std::move(retired_)]() mutable { r.reset(); });
   }
   state_ = State::kIdle;
 }
@@ -197,6 +204,64 @@ void TileStream::TakeFrame(int64_t now, int64_t wait_until) {
   state_ = State::kSending;
 }
 
+TileStream::Prepared TileStream::OpenPrepared(const WallConfig& c, const std::string& source,
+                                              uint32_t slots, uint32_t tile,
+                                              const std::string& movie_dir, uint64_t first) {
+  Prepared p;
+  auto movie = OpenTileStore(movie_dir, /*check_files=*/false);
+  if (!movie.ok()) {
+    p.error = movie.status().message();
+    return p;
+  }
+  if (Status s = CheckManifestMatchesWall(*movie, c.wall); !s.ok()) {
+    p.error = s.message();
+    return p;
+  }
+  p.frame_count = movie->frames;
+  if (source == "memory") {
+    p.frames = MemorySource(c, &*movie, tile, &p.error);
+  } else if (auto ring = DiskFrameRing::Open(*movie, tile, slots, true, first); ring.ok()) {
+    p.frames = std::move(ring).value();
+  } else {
+    p.error = ring.status().message();
+  }
+  return p;
+}
+
+void TileStream::Prepare(const std::string& movie_dir, uint64_t first_frame) {
+  prepared_.reset();
+  preparing_ = std::async(std::launch::async, &TileStream::OpenPrepared, std::cref(config_),
+                          source_, ring_slots_, stats_.tile, movie_dir, first_frame);
+}
+
+TileStream::Preroll TileStream::preroll(std::string* error) {
+  if (preparing_.valid() &&
+      preparing_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    prepared_.emplace(preparing_.get());
+  if (!prepared_) return preparing_.valid() ? Preroll::kLoading : Preroll::kNone;
+  if (prepared_->frames && prepared_->frames->failed())
+    prepared_->error = prepared_->frames->error();
+  if (!prepared_->error.empty()) {
+    *error = prepared_->error;
+    return Preroll::kFailed;
+  }
+  // Its first frames read (a memory source holds them all already).
+  const uint64_t want = std::min<uint64_t>(2, prepared_->frame_count);
+  return source_ == "memory" || prepared_->frames->stats().frames_read >= want ? Preroll::kReady
+                                                                               : Preroll::kLoading;
+}
+
+void TileStream::SwitchToPrepared() {
+  if (!prepared_ || !prepared_->frames) return;  // failed: the coordinator switches no tile
+  const FrameSourceStats d = frames_->stats();
+  disk_before_.bytes_read += d.bytes_read;
+  disk_before_.read_ns += d.read_ns;
+  if (retiring_.valid()) retiring_.wait();  // the movie before the last: long gone
+  retired_ = std::move(frames_);
+  frames_ = std::move(prepared_->frames);
+  prepared_.reset();
+}
+
 // The first run-time error, once, to the coordinator (which prints it).
 void TileStream::Report(const std::string& error) {
   if (stats_.error[0] != '\0') return;
@@ -216,8 +281,8 @@ const TileStats& TileStream::Collect(int64_t cpu_ns, int64_t elapsed_ns) {
   stats_.send_errors = s.dropped;
   stats_.refusals = s.refusals;
   stats_.refused_resent = s.refused_resent;
-  stats_.disk_bytes = d.bytes_read;
-  stats_.disk_read_ns = d.read_ns;
+  stats_.disk_bytes = disk_before_.bytes_read + d.bytes_read;
+  stats_.disk_read_ns = disk_before_.read_ns + d.read_ns;
   stats_.pacer_squeezes = sender_->pacer().stats().squeezes;
   stats_.pacer_sleeps = sleeps_;
   stats_.nacks = t.nacks;

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/send/tile_sender.h"
@@ -44,6 +46,20 @@ class TileStream {
   void SetPlayClock(uint64_t frame, int64_t due_ns, int64_t interval_ns) {
     frames_->SetPlayClock(frame, due_ns, interval_ns);
   }
+
+  // Pre-roll of a `load` (docs/streamer.md, "Loading a movie"): opens this
+  // tile of the store in `movie_dir` on a thread of its own and reads from
+  // `first_frame` on, while the current movie plays. A newer Prepare
+  // replaces it (waiting for the older one's opening to end).
+  void Prepare(const std::string& movie_dir, uint64_t first_frame);
+  enum class Preroll { kNone, kLoading, kReady, kFailed };
+  // How the pre-roll goes: ready once its first frames are read; *error
+  // says why it failed.
+  Preroll preroll(std::string* error);
+  // From the next Queue on, frames come from the prepared movie. The
+  // current movie's frames stay until its last frame can no longer be
+  // asked for again; nothing without a movie prepared. REQUIRES: !busy().
+  void SwitchToPrepared();
 
   bool busy() const { return state_ != State::kIdle; }
   bool waiting_for_frame() const { return state_ == State::kWaiting; }
@@ -90,11 +106,29 @@ class TileStream {
     stats_.nic = nic_;
   }
   void TakeFrame(int64_t now, int64_t wait_until);
+  // A movie's frames opened for a load, or why they could not be.
+  struct Prepared {
+    std::unique_ptr<FrameProvider> frames;
+    uint64_t frame_count = 0;
+    std::string error;
+  };
+  static Prepared OpenPrepared(const WallConfig& c, const std::string& source, uint32_t slots,
+                               uint32_t tile, const std::string& movie_dir, uint64_t first);
   void Report(const std::string& error);
 
   const WallConfig& config_;
   uint32_t nic_;  // the NIC it streams from now
   std::unique_ptr<FrameProvider> frames_;
+  // Loading: the opening under way, its result, and the frames of the movie
+  // before, kept until the sender forgets its last frame (then closed on
+  // a thread of their own: a ring's reader is joined, its buffers freed).
+  std::string source_;
+  uint32_t ring_slots_ = 0;
+  std::future<Prepared> preparing_;
+  std::optional<Prepared> prepared_;
+  std::unique_ptr<FrameProvider> retired_;
+  std::future<void> retiring_;
+  FrameSourceStats disk_before_;  // of the movies before this one
   std::unique_ptr<TileSender> sender_;
   State state_ = State::kIdle;
   bool acquired_ = false;  // the frame being sent must be released

@@ -2,6 +2,8 @@
 //   wallctl status | play | pause | seek 120 | step -1 | speed -1 | loop off | stop ...
 //   wallctl watch                    status refreshed in place every second
 //   wallctl movies                   the movie library (a table on a terminal)
+//   wallctl load NAME [FRAME]        plays movie NAME of the library; returns once
+//                                    every tile shows it, or says why none does
 // Prints the JSON reply; exits 0 on {"ok":true}, 1 on an error reply, 2 when
 // the streamer cannot be reached.
 #include <fmt/format.h>
@@ -119,11 +121,32 @@ std::string Table(const nlohmann::json& s) {
   }
 }
 
+// After `load`'s reply (the tiles pre-roll the movie), waits for how that
+// load ended: the tick every tile switched at, or why it was abandoned (a
+// tile could not open the movie). Its status fields, or an error.
+Result<nlohmann::json> AwaitLoad(LineChannel* c, uint64_t load, int timeout_ms,
+                                 int64_t give_up_ms) {
+  while (MonotonicMs() < give_up_ms && !g_stop) {
+    auto reply = Ask(c, "status", timeout_ms);
+    if (!reply.ok()) return reply.status();
+    const auto j = nlohmann::json::parse(*reply, nullptr, false);
+    if (j.is_object() && j.contains("last_load") && j["last_load"].is_object() &&
+        j["last_load"].value("load", uint64_t{0}) >= load) {
+      nlohmann::json out = j["last_load"];
+      out["ok"] = !out.contains("error");
+      return out;
+    }
+    poll(nullptr, 0, 50);
+  }
+  return Status::IoError("the tiles did not have the movie's first frames in time");
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{
       "wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
       "Commands: play, pause, toggle, seek N, step +N|-N, speed X, loop on|off, status, help,\n"
-      "axis I V, button I 0|1, stop; and 'watch' (status refreshed in place).",
+      "movies, load NAME [FRAME], axis I V, button I 0|1, stop; and 'watch' (status refreshed\n"
+      "in place). 'load' returns once every tile shows the movie (or says why none does).",
       "wallctl"};
   std::string config_path, host, token_file;
   int port = 0;
@@ -207,6 +230,16 @@ int Run(int argc, char** argv) {
         j["movies"].is_array() && isatty(STDOUT_FILENO)) {
       fmt::print("{}", MoviesTable(j));
       return 0;
+    }
+    if (words[0] == "load" && JsonBool(j, "ok") && j.contains("load") && j["load"].is_number()) {
+      auto ended = AwaitLoad(&channel, j["load"].get<uint64_t>(), timeout_ms,
+                             MonotonicMs() + std::max(timeout_ms, 60'000));
+      if (!ended.ok()) {
+        spdlog::error("load: {}", ended.status().message());
+        return 2;
+      }
+      fmt::print("{}\n", JsonText(*ended));
+      return JsonBool(*ended, "ok") ? 0 : 1;
     }
     fmt::print("{}\n", j.is_discarded() ? Printable(*reply, 4096) : JsonText(j));
     return JsonBool(j, "ok") ? 0 : 1;

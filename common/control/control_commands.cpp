@@ -26,9 +26,19 @@ std::string ControlCommands::Handle(std::string_view line) {
       break;
   }
   if (!playback_) return ErrorReply("benchmark mode: nothing to control");
+  if (command->kind == CommandKind::kLoad) return Load(*command);
   std::string error;
   if (!playback_->Apply(*command, &error)) return ErrorReply(error);
   return JsonText(PlaybackState());
+}
+
+std::string ControlCommands::Load(const Command& c) {
+  if (!movie_loader_) return ErrorReply("no movie library (library.path, or streamer --library)");
+  auto reply = movie_loader_(c.movie, static_cast<uint64_t>(c.frame));
+  if (!reply.ok()) return ErrorReply(reply.status().message());
+  nlohmann::json j{{"ok", true}};
+  j.update(*reply);
+  return JsonText(j);
 }
 
 nlohmann::json ControlCommands::PlaybackState() const {

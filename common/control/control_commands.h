@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "common/base/result.h"
+#include "common/control/control_protocol.h"
 #include "common/control/playback.h"
 
 namespace tilestream {
@@ -34,6 +35,12 @@ class ControlCommands {
   using MovieList = std::function<Result<nlohmann::json>()>;
   void set_movie_list(MovieList list) { movie_list_ = std::move(list); }
 
+  // What `load NAME FRAME` does (the coordinator: pre-roll, then the switch
+  // at a tick): the reply's fields, or why not. Unset: "no movie library".
+  using MovieLoader =
+      std::function<Result<nlohmann::json>(const std::string& name, uint64_t frame)>;
+  void set_movie_loader(MovieLoader load) { movie_loader_ = std::move(load); }
+
   // The playback the commands drive; null (the default) is benchmark mode,
   // where only status, help, movies and stop answer.
   void set_playback(Playback* playback) { playback_ = playback; }
@@ -49,8 +56,11 @@ class ControlCommands {
   nlohmann::json PlaybackState() const;
 
  private:
+  std::string Load(const Command& c);
+
   StatusFields status_;
   MovieList movie_list_;
+  MovieLoader movie_loader_;
   Playback* playback_ = nullptr;
   uint64_t tick_ = 0;
   bool stop_requested_ = false;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -33,7 +34,15 @@ std::string Shown(std::string_view s) { return Printable(s, 40); }
 std::string_view CommandHelp() {
   return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop "
          "on|off | status | "
-         "help | movies | axis I V (V in -1..1) | button I 0|1 | stop";
+         "help | movies | load NAME [FRAME] | axis I V (V in -1..1) | button I 0|1 | stop";
+}
+
+bool ValidMovieName(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+  });
 }
 
 Result<Command> ParseCommand(std::string_view line) {
@@ -68,6 +77,15 @@ Result<Command> ParseCommand(std::string_view line) {
     TS_RETURN_IF_ERROR(args(1));
     c.kind = CommandKind::kSeek;
     if (!Integer(w[1], &c.frame) || c.frame < 0) return bad("a frame number >= 0", w[1]);
+    return c;
+  }
+  if (name == "load") {
+    if (n != 2 && n != 3) return Status::InvalidArgument("load takes a movie's name and a frame");
+    c.kind = CommandKind::kLoad;
+    if (!ValidMovieName(w[1])) return bad("a movie's name (as `movies` lists it)", w[1]);
+    c.movie = std::string(w[1]);
+    if (n == 3 && (!Integer(w[2], &c.frame) || c.frame < 0))
+      return bad("a frame number >= 0", w[2]);
     return c;
   }
   if (name == "step") {

@@ -1,6 +1,6 @@
 // The control channel's commands (docs/control.md): one line each, parsed
-// from untrusted text into a Command. No allocation beyond the error text;
-// never throws. The replies are JSON lines built by the server.
+// from untrusted text into a Command. No allocation beyond the error text
+// and a movie's name; never throws. The replies are JSON lines built by the server.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,12 @@ enum class CommandKind : uint8_t {
   kButton = 10,  // index = I, on = pressed
   kStop = 11,    // ends the job (authorised clients only)
   kMovies = 12,  // lists the movie library
+  kLoad = 13,    // movie = NAME, frame = N (0 without one)
 };
+
+// A movie's name in the library: its directory's, 1 to 128 of A-Z a-z 0-9
+// . _ - and not starting with a dot (so never "..", nor a path).
+bool ValidMovieName(std::string_view name);
 
 struct Command {
   CommandKind kind = CommandKind::kStatus;
@@ -35,6 +40,7 @@ struct Command {
   double value = 0;
   uint32_t index = 0;
   bool on = false;
+  std::string movie;  // kLoad
 };
 
 // Words separated by blanks; case matters ("play", not "PLAY").

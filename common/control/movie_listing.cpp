@@ -35,15 +35,20 @@ std::string MoviesReply(const ControlCommands::MovieList& list) {
   return JsonText(*listing);
 }
 
-ControlCommands::MovieList LibraryLister(const WallConfig& c) {
+std::function<bool(uint32_t tile)> TilesOnThisHost(const WallConfig& c) {
   std::vector<bool> here(c.tile_count(), true);
   if (c.servers.size() > 1) {
     const int server = ServerOfHost(c, ThisHost());
     for (uint32_t t = 0; t < here.size(); ++t)
       here[t] = server >= 0 && c.routes[t].server == static_cast<uint32_t>(server);
   }
-  return [path = c.library_path, wall = c.wall, here]() -> Result<nlohmann::json> {
-    auto library = ScanLibrary(path, wall, [&](uint32_t t) { return t < here.size() && here[t]; });
+  return [here](uint32_t t) { return t < here.size() && here[t]; };
+}
+
+ControlCommands::MovieList LibraryLister(const WallConfig& c) {
+  return [path = c.library_path, wall = c.wall,
+          here = TilesOnThisHost(c)]() -> Result<nlohmann::json> {
+    auto library = ScanLibrary(path, wall, here);
     if (!library.ok()) return library.status();
     return MovieListing(path, *library);
   };

@@ -19,6 +19,10 @@ nlohmann::json MovieListing(const std::string& path, const Library& library);
 // text: the listing with "ok":true, or the error.
 std::string MoviesReply(const ControlCommands::MovieList& list);
 
+// Whether a tile's file is on this host: on a wall over several servers,
+// the tiles its server streams; else every tile.
+std::function<bool(uint32_t tile)> TilesOnThisHost(const WallConfig& c);
+
 // What `movies` answers on this host for config `c`'s library.path:
 // scanned anew each time (a movie copied in shows at once), the tile files
 // checked only for the tiles this host's server streams. REQUIRES:

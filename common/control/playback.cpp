@@ -24,6 +24,15 @@ void Playback::Seek(double position) {
   position_ = std::clamp(position, 0.0, n - 1);
 }
 
+void Playback::Load(uint64_t frames, uint64_t first) {
+  frames_ = frames;
+  position_ = static_cast<double>(first);
+  speed_ = 1;
+  playing_ = true;
+  scrubbing_ = false;
+  moved_ = true;
+}
+
 uint64_t Playback::Advance() {
   moved_ = false;
   const uint64_t f = frame();
@@ -48,6 +57,15 @@ int32_t Playback::read_ahead_step() const {
   const auto step = static_cast<int32_t>(std::lround(speed_));
   return step != 0 ? step : (speed_ > 0 ? 1 : -1);
 }
+
+namespace {
+Command Step(int64_t count, CommandKind kind = CommandKind::kStep) {
+  Command c;
+  c.kind = kind;
+  c.count = count;
+  return c;
+}
+}  // namespace
 
 bool Playback::Apply(const Command& c, std::string* error) {
   switch (c.kind) {
@@ -105,14 +123,15 @@ bool Playback::Apply(const Command& c, std::string* error) {
     }
     case CommandKind::kButton:
       if (!c.on) return true;  // act on press
-      if (c.index == joystick_.toggle_button) return Apply({CommandKind::kToggle}, error);
-      if (c.index == joystick_.step_back_button) return Apply({CommandKind::kStep, 0, -1}, error);
-      if (c.index == joystick_.step_forward_button) return Apply({CommandKind::kStep, 0, 1}, error);
+      if (c.index == joystick_.toggle_button) return Apply(Step(0, CommandKind::kToggle), error);
+      if (c.index == joystick_.step_back_button) return Apply(Step(-1), error);
+      if (c.index == joystick_.step_forward_button) return Apply(Step(1), error);
       return true;
     case CommandKind::kStatus:
     case CommandKind::kHelp:
     case CommandKind::kStop:
     case CommandKind::kMovies:
+    case CommandKind::kLoad:
       break;
   }
   *error = "not a playback command";

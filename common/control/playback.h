@@ -35,6 +35,9 @@ class Playback {
   // at least +-1 while playing; 0 while paused.
   int32_t read_ahead_step() const;
 
+  // Another movie of `frames` frames (a `load`), from frame `first`,
+  // playing forwards at speed 1; loop as it was. REQUIRES: first < frames.
+  void Load(uint64_t frames, uint64_t first);
   // Applies a command; false with *error for one it cannot (status, help
   // and stop are the server's).
   bool Apply(const Command& c, std::string* error);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/control/control_protocol.h"
+
 namespace tilestream {
 namespace {
 
@@ -14,7 +16,8 @@ Status Expected(std::string_view call, std::string_view example) {
 }  // namespace
 
 // seek {"frame": N}, step {"frames": N} (+1 without a body), speed
-// {"speed": X}, loop {"loop": true}; the others take no body.
+// {"speed": X}, loop {"loop": true}, load {"movie": NAME, "frame": N}; the
+// others take no body.
 Result<std::string> ControlLineOfRestCall(std::string_view call, std::string_view body) {
   if (call == "play" || call == "pause" || call == "toggle" || call == "stop")
     return std::string(call);
@@ -23,6 +26,15 @@ Result<std::string> ControlLineOfRestCall(std::string_view call, std::string_vie
     if (!j.is_object() || !j.contains("frame") || !j["frame"].is_number_integer())
       return Expected(call, R"({"frame": 120})");
     return fmt::format("seek {}", j["frame"].get<int64_t>());
+  }
+  if (call == "load") {
+    if (!j.is_object() || !j.contains("movie") || !j["movie"].is_string() ||
+        (j.contains("frame") && !j["frame"].is_number_integer()))
+      return Expected(call, R"({"movie": "earth", "frame": 0})");
+    if (!ValidMovieName(j["movie"].get<std::string>()))
+      return Status::InvalidArgument(
+          "load: \"movie\" is not a movie's name (as /api/movies lists it)");
+    return fmt::format("load {} {}", j["movie"].get<std::string>(), j.value("frame", int64_t{0}));
   }
   if (call == "step") {
     if (j.is_object() && !j.contains("frames")) return std::string("step +1");

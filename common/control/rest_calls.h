@@ -12,7 +12,7 @@
 namespace tilestream {
 
 // The line of call `call` ("play", "pause", "toggle", "stop", "seek",
-// "step", "speed", "loop") with JSON body `body` (empty: none), or an error
+// "step", "speed", "loop", "load") with JSON body `body` (empty: none), or an error
 // saying what body the call expects.
 Result<std::string> ControlLineOfRestCall(std::string_view call, std::string_view body);
 

@@ -20,7 +20,7 @@ std::chrono::steady_clock::time_point SteadyFromMonotonic(int64_t ns) {
 
 Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& movie,
                                                            uint32_t tile_index, uint32_t slots,
-                                                           bool direct) {
+                                                           bool direct, uint64_t first) {
   if (slots < 3) return Status::InvalidArgument("the frame ring needs at least 3 slots");
   auto reader = TileReader::Open(movie, tile_index, direct);
   if (!reader.ok()) return reader.status();
@@ -31,6 +31,7 @@ Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& 
     if (!b.ok()) return b.status();
     s.buffer = std::move(b).value();
   }
+  ring->next_frame_ = ring->clock_frame_ = first % std::max<uint64_t>(1, movie.frames);
   ring->thread_ = std::thread([r = ring.get()] { r->ReadLoop(); });
   return ring;
 }

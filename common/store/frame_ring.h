@@ -78,12 +78,12 @@ class FrameProvider {
 
 class DiskFrameRing final : public FrameProvider {
  public:
-  // Opens tile `tile_index` of the store and starts reading at frame 0.
-  // `slots` (>= 3) buffers of frame_stride bytes each; two of them are the
-  // sender's (in use, and the last frame held).
+  // Opens tile `tile_index` of the store and starts reading at frame
+  // `first` (< movie.frames). `slots` (>= 3) buffers of frame_stride bytes
+  // each; two of them are the sender's (in use, and the last frame held).
   static Result<std::unique_ptr<DiskFrameRing>> Open(const MovieManifest& movie,
                                                      uint32_t tile_index, uint32_t slots,
-                                                     bool direct = true);
+                                                     bool direct = true, uint64_t first = 0);
   ~DiskFrameRing() override;
 
   const std::byte* Acquire(uint64_t index, int64_t deadline_ns) override;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <system_error>
 
@@ -45,6 +46,10 @@ LibraryMovie Look(const fs::path& dir, const WallSettings& wall,
         fmt::format("cut for {} tiles of {}x{}; the wall is {} tiles of {}x{}",
                     manifest.layout.ToString(), manifest.tile.width, manifest.tile.height,
                     wall.layout.ToString(), wall.tile.width, wall.tile.height);
+  } else if (std::abs(manifest.fps - wall.fps) > 1e-6 * wall.fps) {
+    // docs/decisions.md, "Loading a movie into a playing wall": the tick
+    // rate is the wall's, and a movie is never played at another speed.
+    movie.problem = fmt::format("cut at {:g} fps; the wall plays {:g} fps", manifest.fps, wall.fps);
   }
   const std::string files = TileFilesProblem(manifest, here, &movie.bytes);
   if (movie.problem.empty()) movie.problem = files;
@@ -52,6 +57,19 @@ LibraryMovie Look(const fs::path& dir, const WallSettings& wall,
 }
 
 }  // namespace
+
+LibraryMovie LookUpMovie(const std::string& path, const std::string& name, const WallSettings& wall,
+                         const std::function<bool(uint32_t tile)>& here) {
+  const fs::path dir = fs::path(path) / name;
+  std::error_code ec;
+  if (!fs::exists(dir / kManifestName, ec)) {
+    LibraryMovie movie;
+    movie.name = name;
+    movie.problem = fmt::format("no movie {} in the library {}", name, path);
+    return movie;
+  }
+  return Look(dir, wall, here);
+}
 
 Result<Library> ScanLibrary(const std::string& path, const WallSettings& wall,
                             const std::function<bool(uint32_t tile)>& here) {

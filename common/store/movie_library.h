@@ -39,4 +39,10 @@ struct Library {
 Result<Library> ScanLibrary(const std::string& path, const WallSettings& wall,
                             const std::function<bool(uint32_t tile)>& here = {});
 
+// The movie `name` of the library at `path` (REQUIRES: a valid name,
+// common/control/control_protocol.h), looked at as ScanLibrary does; its
+// problem says so when there is no such movie.
+LibraryMovie LookUpMovie(const std::string& path, const std::string& name, const WallSettings& wall,
+                         const std::function<bool(uint32_t tile)>& here = {});
+
 }  // namespace tilestream

@@ -34,6 +34,11 @@ TEST(ControlProtocol, ParsesEveryCommand) {
   EXPECT_EQ(Parse("help").kind, CommandKind::kHelp);
   EXPECT_EQ(Parse("stop").kind, CommandKind::kStop);
   EXPECT_EQ(Parse("movies").kind, CommandKind::kMovies);
+  const Command load = Parse("load earth_2010.v2 120");
+  EXPECT_EQ(load.kind, CommandKind::kLoad);
+  EXPECT_EQ(load.movie, "earth_2010.v2");
+  EXPECT_EQ(load.frame, 120);
+  EXPECT_EQ(Parse("load earth").frame, 0);
   const Command a = Parse("axis 1 -0.75");
   EXPECT_EQ(a.kind, CommandKind::kAxis);
   EXPECT_EQ(a.index, 1u);
@@ -57,6 +62,12 @@ TEST(ControlProtocol, RejectsMalformedCommandsWithAReason) {
   EXPECT_THAT(Error("speed inf"), HasSubstr("speed"));
   EXPECT_THAT(Error("speed 100"), HasSubstr("speed"));
   EXPECT_THAT(Error("loop maybe"), HasSubstr("on or off"));
+  EXPECT_THAT(Error("load"), HasSubstr("load takes a movie's name and a frame"));
+  EXPECT_THAT(Error("load a 1 2"), HasSubstr("load takes"));
+  for (const char* name : {"..", ".hidden", "a/b", "../etc", "a\\b", "caf\xc3\xa9"})
+    EXPECT_THAT(Error(std::string("load ") + name), HasSubstr("a movie's name")) << name;
+  EXPECT_THAT(Error("load " + std::string(129, 'x')), HasSubstr("a movie's name"));
+  EXPECT_THAT(Error("load earth -1"), HasSubstr("frame number >= 0"));
   EXPECT_THAT(Error("axis 0 1.5"), HasSubstr("-1..1"));
   EXPECT_THAT(Error("axis 999 0"), HasSubstr("axis 0..255"));
   EXPECT_THAT(Error("button 0 2"), HasSubstr("0 or 1"));

@@ -43,6 +43,20 @@ TEST(Playback, PauseHoldsTheFrameAndSendsItAboutTwiceASecond) {
   EXPECT_EQ(Ticks(&p, 2), (std::vector<uint64_t>{3, 4}));
 }
 
+TEST(Playback, ALoadPlaysTheNewMovieFromItsFrame) {
+  Playback p(8, 25);
+  Command pause;
+  pause.kind = CommandKind::kPause;
+  std::string error;
+  ASSERT_TRUE(p.Apply(pause, &error));
+  p.Load(30, 10);
+  EXPECT_TRUE(p.playing());
+  EXPECT_EQ(p.frames(), 30u);
+  EXPECT_TRUE(p.ShouldSend(1)) << "its first frame at once";
+  EXPECT_EQ(p.Advance(), 10u);
+  EXPECT_EQ(p.Advance(), 11u);
+}
+
 TEST(Playback, SeekStepAndSpeed) {
   Playback p(100, 30);
   Do(&p, "seek 50");

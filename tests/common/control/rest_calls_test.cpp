@@ -24,6 +24,15 @@ TEST(RestCalls, EachCallIsItsControlLine) {
   EXPECT_EQ(Line("speed", R"({"speed": 0.5})"), "speed 0.5");
   EXPECT_EQ(Line("speed", R"({"speed": -2})"), "speed -2");
   EXPECT_EQ(Line("loop", R"({"loop": true})"), "loop on");
+  EXPECT_EQ(Line("load", R"({"movie": "earth", "frame": 10})"), "load earth 10");
+  EXPECT_EQ(Line("load", R"({"movie": "earth"})"), "load earth 0");
+}
+
+TEST(RestCalls, ALoadOfSomethingNotAMoviesNameIsRefusedBeforeItIsALine) {
+  EXPECT_THAT(Line("load", R"({"movie": "a\nstop"})"), HasSubstr("not a movie's name"));
+  EXPECT_THAT(Line("load", R"({"movie": "../x"})"), HasSubstr("not a movie's name"));
+  EXPECT_THAT(Line("load", R"({"movie": 3})"), HasSubstr(R"(load: expected a JSON body like)"));
+  EXPECT_THAT(Line("load", R"({"movie": "a", "frame": "x"})"), HasSubstr("expected"));
 }
 
 TEST(RestCalls, ABodyThatIsNotTheExpectedJsonSaysWhatIsExpected) {

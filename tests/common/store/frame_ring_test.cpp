@@ -53,6 +53,18 @@ TEST(DiskFrameRing, DeliversFramesInOrderAndLoops) {
   EXPECT_GE((*ring)->stats().frames_read, 2 * kFrames);
 }
 
+TEST(DiskFrameRing, StartsReadingAtTheFrameItIsOpenedAt) {
+  TempDir dir;
+  const MovieManifest m = MakeStore(dir);
+  auto ring = DiskFrameRing::Open(m, 0, 4, false, 7);
+  ASSERT_TRUE(ring.ok());
+  for (uint64_t f : {7, 8, 9, 0}) {
+    EXPECT_TRUE(IsFrame((*ring)->Acquire(f, In(2000)), f)) << f;
+    (*ring)->Release();
+  }
+  EXPECT_EQ((*ring)->stats().restarts, 0u) << "read from 7 on, not from 0 and then sought";
+}
+
 TEST(DiskFrameRing, DropsFramesTheSenderSkipped) {
   TempDir dir;
   auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 4);

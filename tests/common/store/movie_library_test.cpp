@@ -101,6 +101,18 @@ TEST(MovieLibrary, OnlyTheTilesHeldHereAreLookedFor) {
   EXPECT_EQ(here->movies.at(0).bytes, 50 * FrameStride(kTile));
 }
 
+TEST(MovieLibrary, OneMovieIsLookedUpByNameAndAnotherRateDoesNotFit) {
+  TempDir dir;
+  MakeMovie(dir.path(), "fits", {2, 1});
+  EXPECT_EQ(LookUpMovie(dir.path(), "fits", Wall()).problem, "");
+  EXPECT_THAT(LookUpMovie(dir.path(), "nope", Wall()).problem,
+              HasSubstr("no movie nope in the library"));
+  WallSettings faster = Wall();
+  faster.fps = 60;
+  EXPECT_EQ(LookUpMovie(dir.path(), "fits", faster).problem,
+            "cut at 25 fps; the wall plays 60 fps");
+}
+
 TEST(MovieLibrary, AMissingLibraryIsAnError) {
   auto library = ScanLibrary("/nonexistent/library", Wall());
   ASSERT_FALSE(library.ok());

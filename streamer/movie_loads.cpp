@@ -1,0 +1,79 @@
+#include "streamer/movie_loads.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "common/control/movie_listing.h"
+#include "common/store/movie_library.h"
+
+namespace tilestream {
+
+LoadMessage MovieLoads::Begin(const Movie& movie, uint64_t first_frame) {
+  loading_ = movie;
+  first_frame_ = first_frame;
+  std::fill(ready_.begin(), ready_.end(), false);
+  ready_count_ = 0;
+  LoadMessage m;
+  m.generation = ++sent_;
+  m.first_frame = first_frame;
+  std::strncpy(m.movie, movie.dir.c_str(), sizeof m.movie - 1);
+  return m;
+}
+
+std::optional<std::string> MovieLoads::Loaded(const LoadedMessage& m,
+                                              const std::string& tile_name) {
+  if (!loading_ || m.generation != sent_ || m.tile >= ready_.size()) return std::nullopt;
+  if (!m.ok) {
+    std::string message(m.message, strnlen(m.message, sizeof m.message));
+    const std::string error =
+        "load " + loading_->name + ": tile " + tile_name + ": " + message + "; " +
+        (playing_.name.empty() ? std::string("the wall") : playing_.name) + " plays on";
+    last_ = {{"movie", loading_->name}, {"load", sent_}, {"error", error}};
+    loading_.reset();
+    return error;
+  }
+  if (!ready_[m.tile]) {
+    ready_[m.tile] = true;
+    ++ready_count_;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> MovieLoads::TakeReady(uint64_t tick) {
+  if (!loading_ || ready_count_ < ready_.size()) return std::nullopt;
+  playing_ = std::move(*loading_);
+  loading_.reset();
+  playing_generation_ = sent_;
+  last_ = {{"movie", playing_.name}, {"load", sent_}, {"tick", tick}, {"frame", first_frame_}};
+  return first_frame_;
+}
+
+void MovieLoads::AddStatus(nlohmann::json* out) const {
+  (*out)["movie"] = playing_.name;
+  (*out)["movie_generation"] = playing_generation_;
+  if (loading_)
+    (*out)["loading"] = {{"movie", loading_->name},
+                         {"load", sent_},
+                         {"frame", first_frame_},
+                         {"tiles_ready", ready_count_},
+                         {"tiles", ready_.size()}};
+  if (!last_.is_null()) (*out)["last_load"] = last_;
+}
+
+Result<MovieLoads::Movie> LoadableMovie(const WallConfig& c, const std::string& name,
+                                        uint64_t first_frame) {
+  if (c.library_path.empty())
+    return Status::InvalidArgument("no movie library (library.path, or streamer --library)");
+  const LibraryMovie m = LookUpMovie(c.library_path, name, c.wall, TilesOnThisHost(c));
+  if (!m.problem.empty())
+    return Status::InvalidArgument(fmt::format("cannot load {}: {}", name, m.problem));
+  if (first_frame >= m.manifest->frames)
+    return Status::InvalidArgument(fmt::format("cannot load {} at frame {}: it has {} frames", name,
+                                               first_frame, m.manifest->frames));
+  return MovieLoads::Movie{name, m.manifest->directory, m.manifest->frames};
+}
+
+}  // namespace tilestream

@@ -1,0 +1,147 @@
+// Switching movies on a live 2x2 wall without a gap (issue 36): a library
+// of two movies of different content; `wallctl load B 10` while A plays,
+// then `POST /api/load {"movie":"A"}`: every tile's frame log shows A's
+// frames, B's from frame 10 on, then A's from frame 0 on, each switch at
+// the same RTP timestamp on every tile, and no tick skipped. A movie cut
+// for another wall is refused by name, and A plays on.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "tests/receiver/live_wall.h"
+
+namespace tilestream {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kFramesB = 30;
+
+class MovieSwitchTest : public ReceiverTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  // The library: A (the fixture's movie), B (other pixels, 30 frames) and
+  // wide (cut for a 3x1 wall).
+  void SetUp() override {
+    ReceiverTest::SetUp();
+    library_ = dir_ / "library";
+    std::filesystem::create_directories(library_);
+    std::filesystem::create_directory_symlink(dir_ / "movie", library_ / "A");
+    Cut(manifest_.layout, kFramesB, 4, "B");
+    Cut({3, 1}, 3, 5, "wide");
+    b_ = *OpenTileStore(library_ / "B");
+  }
+  void Cut(Layout layout, uint64_t frames, uint32_t seed, const std::string& name) {
+    WallSettings wall;
+    wall.layout = layout;
+    wall.tile = manifest_.tile;
+    wall.fps = 25;
+    CutOptions co;
+    co.wall = wall;
+    co.out_dir = library_ / name;
+    co.progress = false;
+    ASSERT_TRUE(CutMovie(**MakeSyntheticSource(wall, frames, seed, true), co).ok());
+  }
+
+  // From memory a tile rank sends a movie's first 4 frames only.
+  uint64_t Shown(uint64_t frame) const { return memory() ? frame % 4 : frame; }
+  bool memory() const { return std::string(GetParam()) == "memory"; }
+
+  std::filesystem::path library_;
+  MovieManifest b_;
+};
+
+TEST_P(MovieSwitchTest, LoadSwitchesEveryTileAtOneTickWithoutAGap) {
+  std::ofstream(config_, std::ios::app) << "[sync]\ndeadline_ms = 500\n";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::pair<int, std::string> refused, loaded, status;
+  httplib::Response rest;
+  int64_t back_tick = 0;
+  std::thread calls([&] {
+    if (!WaitForTick(25)) return;
+    refused = Ctl("load wide");
+    loaded = Ctl("load B 10");
+    status = Ctl("status");
+    const int64_t switched = nlohmann::json::parse(loaded.second, nullptr, false).value("tick", 0);
+    WaitForTick(switched + 25);
+    httplib::Client http("127.0.0.1", 7480);
+    if (auto r = http.Post("/api/load", R"({"movie":"A"})", "application/json")) rest = *r;
+    testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      back_tick = j.is_object() && j.contains("last_load") ? j["last_load"].value("tick", 0) : 0;
+      return j.is_object() && j.value("movie", "") == "A";
+    });
+    WaitForTick(back_tick + 25);
+    Ctl("stop");
+  });
+  const auto tx = Stream(
+      3000, std::string("--library ") + library_.string() + (memory() ? " --source memory" : ""));
+  calls.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+
+  // The movie that does not fit is refused, naming what differs.
+  EXPECT_EQ(refused.first, 1) << refused.second;
+  EXPECT_THAT(refused.second, HasSubstr("cannot load wide: cut for 3x1 tiles"));
+  // wallctl returned once every tile showed B: the tick and frame it started at.
+  ASSERT_EQ(loaded.first, 0) << loaded.second;
+  const auto load = nlohmann::json::parse(loaded.second);
+  EXPECT_EQ(load["movie"], "B");
+  EXPECT_EQ(load["frame"], 10);
+  EXPECT_THAT(status.second, HasSubstr(R"("movie":"B")"));
+  EXPECT_EQ(rest.status, 200) << rest.body;
+  EXPECT_THAT(rest.body, HasSubstr(R"("loading":"A")"));
+
+  // Every tile: A's frames, then B's from frame 10 on, then A's from 0 on,
+  // tick after tick; each switch at one timestamp on every tile.
+  const auto ts_per_tick = static_cast<uint32_t>(90000 / 25);
+  std::optional<std::pair<uint32_t, uint32_t>> switches;  // to B, back to A
+  for (const std::string tag : {"left", "right"}) {
+    for (const auto& [tile, frames] : FrameLog(tag)) {
+      const auto a = FrameOfChecksum(tile);
+      std::map<std::string, uint64_t> b;
+      for (uint64_t f = 0; f < kFramesB; ++f) b[testing::StoreFrameChecksum(b_, tile, f)] = f;
+      std::optional<uint32_t> to_b, to_a;
+      for (const auto& [ts, sum] : frames) {
+        if (!to_b && b.count(sum)) to_b = ts;
+        if (to_b && !to_a && a.count(sum)) to_a = ts;
+        if (!to_b) {
+          EXPECT_TRUE(a.count(sum)) << "tile " << tile << " ts " << ts << ": not a frame of A";
+        } else if (!to_a) {
+          const uint64_t tick = (ts - *to_b) / ts_per_tick;
+          ASSERT_TRUE(b.count(sum)) << "tile " << tile << ": not a frame of B after the switch";
+          EXPECT_EQ(b.at(sum), Shown((10 + tick) % kFramesB))
+              << "tile " << tile << " tick " << tick;
+        } else {
+          const uint64_t tick = (ts - *to_a) / ts_per_tick;
+          ASSERT_TRUE(a.count(sum))
+              << "tile " << tile << ": not a frame of A after the switch back";
+          EXPECT_EQ(a.at(sum), Shown(tick % kFrames)) << "tile " << tile << " tick " << tick;
+        }
+      }
+      ASSERT_TRUE(to_b && to_a) << "tile " << tile << " did not show B, then A";
+      if (!switches) switches.emplace(*to_b, *to_a);
+      EXPECT_EQ(*to_b, switches->first) << "tile " << tile << " switched to B at another tick";
+      EXPECT_EQ(*to_a, switches->second) << "tile " << tile << " switched back at another tick";
+    }
+  }
+  // No tick skipped across the switch, on any tile.
+  const auto streamer = Report("streamer");
+  EXPECT_EQ(streamer["sync"]["skipped"], 0) << streamer["sync"].dump();
+  EXPECT_EQ(TicksSkippedBySenders(), 0u);
+  EXPECT_EQ(streamer["aggregate"]["missed_frames"], 0);
+  for (const std::string tag : {"left", "right"})
+    for (const auto& t : Report(tag)["tiles"]) {
+      EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
+      EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(FromDiskAndMemory, MovieSwitchTest, ::testing::Values("disk", "memory"),
+                         [](const auto& info) { return std::string(info.param); });
+
+}  // namespace
+}  // namespace tilestream
