@@ -133,11 +133,13 @@ TEST_P(MovieSwitchTest, LoadSwitchesEveryTileAtOneTickWithoutAGap) {
   EXPECT_EQ(streamer["sync"]["skipped"], 0) << streamer["sync"].dump();
   EXPECT_EQ(TicksSkippedBySenders(), 0u);
   EXPECT_EQ(streamer["aggregate"]["missed_frames"], 0);
-  for (const std::string tag : {"left", "right"})
-    for (const auto& t : Report(tag)["tiles"]) {
+  for (const std::string tag : {"left", "right"}) {
+    const auto report = Report(tag);  // the loop refers into it
+    for (const auto& t : report["tiles"]) {
       EXPECT_EQ(t["frames_incomplete"], 0) << t.dump();
       EXPECT_EQ(t["frames_complete"], SentFrames(t["tile"])) << t.dump();
     }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(FromDiskAndMemory, MovieSwitchTest, ::testing::Values("disk", "memory"),
