@@ -19,6 +19,7 @@
 #include "common/control/control_commands.h"
 #include "common/control/movie_listing.h"
 #include "common/control/playback.h"
+#include "common/control/playlist.h"
 #include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
 #include "common/wall/nic_failover.h"
@@ -127,6 +128,9 @@ class Coordinator {
         commands_.set_movie_list(LibraryLister(c_));
         commands_.set_movie_loader(
             [this](const std::string& name, uint64_t frame) { return LoadMovie(name, frame); });
+        commands_.set_playlist(&playlist_, [this](const std::string& name) {
+          return LoadableMovie(c_, name, 0).status();
+        });
       }
       if (c_.sync.enabled) WaitForDisplayNodes();
     }
@@ -252,14 +256,11 @@ class Coordinator {
           (options_.ticks && tick >= options_.ticks) || TimeUp())
         break;
       commands_.set_tick(tick);
-      if (const auto first = loads_.TakeReady(tick)) {  // every tile has it: switch now
-        playback_->Load(loads_.playing().frames, *first);
-        spdlog::info("tick {}: every tile plays {} from frame {}", tick, loads_.playing().name,
-                     *first);
-      }
+      SwitchMovies(tick);
       const bool send = playback_->ShouldSend(tick);
       const int32_t step = playback_->read_ahead_step();
       const uint64_t frame = playback_->Advance();
+      at_end_ = frame + 1 == playback_->frames() && playback_->speed() > 0;
       if (!send) continue;  // paused: the frame is repeated at a low rate only
       if (options_.shed && !shedder_.Keep()) continue;  // overloaded: dropped on every tile
       // Its frames may take until the next tick sent, and its deadline moves with that.
@@ -321,13 +322,37 @@ class Coordinator {
     loads_.AddStatus(out);
   }
 
+  // Before tick `tick`: to the movie every tile has pre-rolled, if any (a
+  // playlist's next one as the one playing has sent its last frame); and
+  // in the last second of a movie of the playlist, the next one's
+  // pre-roll begins (once per movie: a failed one is not tried again).
+  void SwitchMovies(uint64_t tick) {
+    if (const auto first = loads_.TakeReady(tick, at_end_)) {
+      playback_->Load(loads_.playing().frames, *first);
+      playlist_.Playing(loads_.playing().name);
+      spdlog::info("tick {}: every tile plays {} from frame {}", tick, loads_.playing().name,
+                   *first);
+    }
+    const uint64_t left = playback_->frames() - playback_->frame();
+    if (loads_.loading() || playlist_.current() < 0 || !playback_->playing() ||
+        playback_->speed() <= 0 || left > static_cast<uint64_t>(c_.wall.fps) ||
+        advanced_from_ == loads_.playing_generation() + 1)
+      return;
+    advanced_from_ = loads_.playing_generation() + 1;
+    const auto next = playlist_.After(playback_->loop());
+    if (!next || *next == loads_.playing().name) return;  // the movie loops by itself
+    if (auto r = LoadMovie(*next, 0, /*at_end=*/true); !r.ok())
+      spdlog::error("playlist: {}; {} plays on", r.status().message(), loads_.playing().name);
+  }
+
   // `load`: the movie checked here, then every tile rank told to pre-roll
   // it (streamer/movie_loads.h); the switch comes at the tick after the
-  // last tile reports its first frames in.
-  Result<nlohmann::json> LoadMovie(const std::string& name, uint64_t frame) {
+  // last tile reports its first frames in (`at_end`: after the movie
+  // playing sent its last frame, too).
+  Result<nlohmann::json> LoadMovie(const std::string& name, uint64_t frame, bool at_end = false) {
     auto movie = LoadableMovie(c_, name, frame);
     if (!movie.ok()) return movie.status();
-    const LoadMessage m = loads_.Begin(*movie, frame);
+    const LoadMessage m = loads_.Begin(*movie, frame, at_end);
     for (int rank = 1; rank <= plan_.tile_ranks(); ++rank)
       SendMessage(comm_.comm, rank, kTagLoad, m);
     spdlog::info("load {} from frame {}: the tiles pre-roll it", name, frame);
@@ -656,6 +681,9 @@ class Coordinator {
   ThumbnailInbox thumbnail_inbox_{comm_.comm, kTagThumbnail, kThumbnailMessageMaxBytes};
   std::optional<Playback> playback_;  // play mode only
   MovieLoads loads_{tiles_, PlayingFirst(wall_)};
+  Playlist playlist_;
+  bool at_end_ = false;         // the movie playing sent its last frame (playing forwards)
+  uint64_t advanced_from_ = 0;  // the playlist advanced from generation - 1
   ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
   RefusalLog refusal_log_{tiles_};

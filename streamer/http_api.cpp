@@ -50,6 +50,8 @@ std::vector<HttpRoute> HttpApi::Routes() {
   routes.push_back({"GET", "/index.html", page, false, true});
   routes.push_back(
       {"GET", "/api/status", [this](const HttpRequest&) { return Command("status"); }});
+  routes.push_back(
+      {"GET", "/api/playlist", [this](const HttpRequest&) { return Command("playlist"); }});
   // The library is listed here, on the HTTP thread: it needs no wall
   // state, and a scan of many movies is no work for the frame clock's thread.
   routes.push_back({"GET", "/api/movies", [this](const HttpRequest&) {
@@ -59,8 +61,8 @@ std::vector<HttpRoute> HttpApi::Routes() {
                     }});
   routes.push_back(
       {"GET", "/api/movies/", [this](const HttpRequest& r) { return Poster(r.rest); }, true});
-  for (const char* name :
-       {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop", "load"}) {
+  for (const char* name : {"play", "pause", "toggle", "stop", "seek", "step", "speed", "loop",
+                           "load", "next", "previous", "playlist"}) {
     routes.push_back({"POST", fmt::format("/api/{}", name), [this, name](const HttpRequest& r) {
                         return CommandWithBody(name, r.body);
                       }});

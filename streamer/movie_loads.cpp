@@ -11,9 +11,10 @@
 
 namespace tilestream {
 
-LoadMessage MovieLoads::Begin(const Movie& movie, uint64_t first_frame) {
+LoadMessage MovieLoads::Begin(const Movie& movie, uint64_t first_frame, bool at_end) {
   loading_ = movie;
   first_frame_ = first_frame;
+  at_end_ = at_end;
   std::fill(ready_.begin(), ready_.end(), false);
   ready_count_ = 0;
   LoadMessage m;
@@ -42,8 +43,8 @@ std::optional<std::string> MovieLoads::Loaded(const LoadedMessage& m,
   return std::nullopt;
 }
 
-std::optional<uint64_t> MovieLoads::TakeReady(uint64_t tick) {
-  if (!loading_ || ready_count_ < ready_.size()) return std::nullopt;
+std::optional<uint64_t> MovieLoads::TakeReady(uint64_t tick, bool at_end) {
+  if (!loading_ || ready_count_ < ready_.size() || (at_end_ && !at_end)) return std::nullopt;
   playing_ = std::move(*loading_);
   loading_.reset();
   playing_generation_ = sent_;
@@ -55,11 +56,9 @@ void MovieLoads::AddStatus(nlohmann::json* out) const {
   (*out)["movie"] = playing_.name;
   (*out)["movie_generation"] = playing_generation_;
   if (loading_)
-    (*out)["loading"] = {{"movie", loading_->name},
-                         {"load", sent_},
-                         {"frame", first_frame_},
-                         {"tiles_ready", ready_count_},
-                         {"tiles", ready_.size()}};
+    (*out)["loading"] = {{"movie", loading_->name},     {"load", sent_},
+                         {"frame", first_frame_},       {"at_end", at_end_},
+                         {"tiles_ready", ready_count_}, {"tiles", ready_.size()}};
   if (!last_.is_null()) (*out)["last_load"] = last_;
 }
 

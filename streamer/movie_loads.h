@@ -31,14 +31,17 @@ class MovieLoads {
   MovieLoads(uint32_t tiles, Movie playing) : ready_(tiles, false), playing_(std::move(playing)) {}
 
   // A load of `movie` from `first_frame` begins (replacing one under way):
-  // what the tiles are sent.
-  LoadMessage Begin(const Movie& movie, uint64_t first_frame);
+  // what the tiles are sent. `at_end`: the playlist's next movie, switched
+  // to only as the one playing ends.
+  LoadMessage Begin(const Movie& movie, uint64_t first_frame, bool at_end = false);
   // A tile's report. Returns the error that abandoned the load under way
   // (said once), or nullopt.
   std::optional<std::string> Loaded(const LoadedMessage& m, const std::string& tile_name);
-  // The load every tile is ready for, taken to switch at tick `tick`: the
-  // movie now playing, and the frame it starts at. Nullopt if none.
-  std::optional<uint64_t> TakeReady(uint64_t tick);
+  // The load every tile is ready for, taken to switch at tick `tick` (one
+  // for the end only if `at_end`: the movie playing sent its last frame):
+  // the movie now playing, and the frame it starts at. Nullopt if none.
+  std::optional<uint64_t> TakeReady(uint64_t tick, bool at_end = false);
+  bool loading() const { return loading_.has_value(); }
 
   uint64_t sent() const { return sent_; }  // TickMessage::load_generation
   uint64_t playing_generation() const { return playing_generation_; }  // ::movie_generation
@@ -54,6 +57,7 @@ class MovieLoads {
   uint64_t sent_ = 0;
   std::optional<Movie> loading_;  // generation sent_
   uint64_t first_frame_ = 0;
+  bool at_end_ = false;
   nlohmann::json last_;  // how the last load ended
 };
 

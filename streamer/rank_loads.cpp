@@ -8,6 +8,14 @@
 namespace tilestream {
 
 void RankLoads::Take(const TickMessage& tick) {
+  // The switch first: the tick that switches to a movie may announce the
+  // next one's load too (a playlist's short movie), which replaces what
+  // is prepared. The coordinator switches only to a load every tile
+  // reported ready, so the last one taken.
+  if (tick.movie_generation != playing_ && tick.movie_generation == seen_) {
+    for (auto& s : *streams_) s->SwitchToPrepared();
+    playing_ = tick.movie_generation;
+  }
   // Sent before the tick that carries its generation: here by now.
   while (seen_ < tick.load_generation) {
     LoadMessage m;
@@ -19,9 +27,6 @@ void RankLoads::Take(const TickMessage& tick) {
     reported_.assign(streams_->size(), false);
     pending_ = true;
   }
-  if (tick.movie_generation == playing_ || tick.movie_generation != seen_) return;
-  for (auto& s : *streams_) s->SwitchToPrepared();
-  playing_ = tick.movie_generation;
 }
 
 void RankLoads::Report() {

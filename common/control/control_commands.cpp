@@ -15,6 +15,7 @@ std::string ControlCommands::Handle(std::string_view line) {
     case CommandKind::kStatus: {
       nlohmann::json j = PlaybackState();
       if (status_) status_(&j);
+      if (playlist_) j.update(playlist_->ToJson());
       return JsonText(j);
     }
     case CommandKind::kStop:
@@ -26,19 +27,62 @@ std::string ControlCommands::Handle(std::string_view line) {
       break;
   }
   if (!playback_) return ErrorReply("benchmark mode: nothing to control");
-  if (command->kind == CommandKind::kLoad) return Load(*command);
+  switch (command->kind) {
+    case CommandKind::kLoad:
+      return Load(command->movie, static_cast<uint64_t>(command->frame));
+    case CommandKind::kQueue:
+    case CommandKind::kPlaylist:
+      return Playlists(*command);
+    case CommandKind::kNext:
+    case CommandKind::kPrevious:
+      return Neighbour(command->kind == CommandKind::kNext);
+    case CommandKind::kButton:
+      if (command->on && command->index == playback_->joystick().next_button)
+        return Neighbour(true);
+      if (command->on && command->index == playback_->joystick().previous_button)
+        return Neighbour(false);
+      break;
+    default:
+      break;
+  }
   std::string error;
   if (!playback_->Apply(*command, &error)) return ErrorReply(error);
   return JsonText(PlaybackState());
 }
 
-std::string ControlCommands::Load(const Command& c) {
+std::string ControlCommands::Load(const std::string& movie, uint64_t frame) {
   if (!movie_loader_) return ErrorReply("no movie library (library.path, or streamer --library)");
-  auto reply = movie_loader_(c.movie, static_cast<uint64_t>(c.frame));
+  auto reply = movie_loader_(movie, frame);
   if (!reply.ok()) return ErrorReply(reply.status().message());
   nlohmann::json j{{"ok", true}};
   j.update(*reply);
   return JsonText(j);
+}
+
+std::string ControlCommands::Playlists(const Command& c) {
+  if (!playlist_) return ErrorReply("no playlist without a movie library");
+  if (c.kind == CommandKind::kQueue) {
+    if (Status s = movie_check_ ? movie_check_(c.movie) : Status::Ok(); !s.ok())
+      return ErrorReply(s.message());
+    if (Status s = playlist_->Queue(c.movie); !s.ok()) return ErrorReply(s.message());
+  } else if (c.on) {
+    playlist_->Clear();
+  }
+  nlohmann::json j = playlist_->ToJson();
+  j["ok"] = true;
+  j["loop"] = playback_->loop();
+  return JsonText(j);
+}
+
+// `next` or `previous`: that movie of the playlist, from its first frame.
+std::string ControlCommands::Neighbour(bool next) {
+  if (!playlist_ || playlist_->empty()) return ErrorReply("the playlist is empty (queue NAME)");
+  const auto movie =
+      next ? playlist_->After(playback_->loop()) : playlist_->Before(playback_->loop());
+  if (!movie)
+    return ErrorReply(next ? "the playlist's last movie plays (loop on starts it over)"
+                           : "no movie before this one in the playlist");
+  return Load(*movie, 0);
 }
 
 nlohmann::json ControlCommands::PlaybackState() const {

@@ -19,6 +19,7 @@
 #include "common/base/result.h"
 #include "common/control/control_protocol.h"
 #include "common/control/playback.h"
+#include "common/control/playlist.h"
 
 namespace tilestream {
 
@@ -40,6 +41,14 @@ class ControlCommands {
   using MovieLoader =
       std::function<Result<nlohmann::json>(const std::string& name, uint64_t frame)>;
   void set_movie_loader(MovieLoader load) { movie_loader_ = std::move(load); }
+  // The playlist `queue`, `playlist`, `next` and `previous` use (and the
+  // joystick's next and previous buttons), and how `queue` checks a movie
+  // (OK: it may be loaded). Unset: there is no playlist.
+  using MovieCheck = std::function<Status(const std::string& name)>;
+  void set_playlist(Playlist* playlist, MovieCheck check) {
+    playlist_ = playlist;
+    movie_check_ = std::move(check);
+  }
 
   // The playback the commands drive; null (the default) is benchmark mode,
   // where only status, help, movies and stop answer.
@@ -56,11 +65,15 @@ class ControlCommands {
   nlohmann::json PlaybackState() const;
 
  private:
-  std::string Load(const Command& c);
+  std::string Load(const std::string& movie, uint64_t frame);
+  std::string Playlists(const Command& c);
+  std::string Neighbour(bool next);
 
   StatusFields status_;
   MovieList movie_list_;
   MovieLoader movie_loader_;
+  Playlist* playlist_ = nullptr;
+  MovieCheck movie_check_;
   Playback* playback_ = nullptr;
   uint64_t tick_ = 0;
   bool stop_requested_ = false;

@@ -34,7 +34,8 @@ std::string Shown(std::string_view s) { return Printable(s, 40); }
 std::string_view CommandHelp() {
   return "play | pause | toggle | seek N | step +N|-N | speed X (negative: backwards) | loop "
          "on|off | status | "
-         "help | movies | load NAME [FRAME] | axis I V (V in -1..1) | button I 0|1 | stop";
+         "help | movies | load NAME [FRAME] | queue NAME | playlist [clear] | next | previous | "
+         "axis I V (V in -1..1) | button I 0|1 | stop";
 }
 
 bool ValidMovieName(std::string_view name) {
@@ -62,15 +63,17 @@ Result<Command> ParseCommand(std::string_view line) {
         fmt::format("{}: expected {}, got '{}'", name, what, Shown(got)));
   };
   if (name == "play" || name == "pause" || name == "toggle" || name == "status" || name == "help" ||
-      name == "stop" || name == "movies") {
+      name == "stop" || name == "movies" || name == "next" || name == "previous") {
     TS_RETURN_IF_ERROR(args(0));
-    c.kind = name == "play"     ? CommandKind::kPlay
-             : name == "pause"  ? CommandKind::kPause
-             : name == "toggle" ? CommandKind::kToggle
-             : name == "status" ? CommandKind::kStatus
-             : name == "help"   ? CommandKind::kHelp
-             : name == "movies" ? CommandKind::kMovies
-                                : CommandKind::kStop;
+    c.kind = name == "play"       ? CommandKind::kPlay
+             : name == "pause"    ? CommandKind::kPause
+             : name == "toggle"   ? CommandKind::kToggle
+             : name == "status"   ? CommandKind::kStatus
+             : name == "help"     ? CommandKind::kHelp
+             : name == "movies"   ? CommandKind::kMovies
+             : name == "next"     ? CommandKind::kNext
+             : name == "previous" ? CommandKind::kPrevious
+                                  : CommandKind::kStop;
     return c;
   }
   if (name == "seek") {
@@ -86,6 +89,20 @@ Result<Command> ParseCommand(std::string_view line) {
     c.movie = std::string(w[1]);
     if (n == 3 && (!Integer(w[2], &c.frame) || c.frame < 0))
       return bad("a frame number >= 0", w[2]);
+    return c;
+  }
+  if (name == "queue") {
+    TS_RETURN_IF_ERROR(args(1));
+    c.kind = CommandKind::kQueue;
+    if (!ValidMovieName(w[1])) return bad("a movie's name (as `movies` lists it)", w[1]);
+    c.movie = std::string(w[1]);
+    return c;
+  }
+  if (name == "playlist") {
+    if (n > 2) return Status::InvalidArgument("playlist takes nothing, or clear");
+    c.kind = CommandKind::kPlaylist;
+    if (n == 2 && w[1] != "clear") return bad("clear", w[1]);
+    c.on = n == 2;
     return c;
   }
   if (name == "step") {

@@ -22,11 +22,15 @@ enum class CommandKind : uint8_t {
   kLoop = 6,   // on
   kStatus = 7,
   kHelp = 8,
-  kAxis = 9,     // index = I, value = V in -1..1
-  kButton = 10,  // index = I, on = pressed
-  kStop = 11,    // ends the job (authorised clients only)
-  kMovies = 12,  // lists the movie library
-  kLoad = 13,    // movie = NAME, frame = N (0 without one)
+  kAxis = 9,       // index = I, value = V in -1..1
+  kButton = 10,    // index = I, on = pressed
+  kStop = 11,      // ends the job (authorised clients only)
+  kMovies = 12,    // lists the movie library
+  kLoad = 13,      // movie = NAME, frame = N (0 without one)
+  kQueue = 14,     // movie = NAME: appended to the playlist
+  kPlaylist = 15,  // on: `playlist clear`
+  kNext = 16,      // the playlist's next movie, now
+  kPrevious = 17,
 };
 
 // A movie's name in the library: its directory's, 1 to 128 of A-Z a-z 0-9

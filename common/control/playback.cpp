@@ -132,6 +132,10 @@ bool Playback::Apply(const Command& c, std::string* error) {
     case CommandKind::kStop:
     case CommandKind::kMovies:
     case CommandKind::kLoad:
+    case CommandKind::kQueue:
+    case CommandKind::kPlaylist:
+    case CommandKind::kNext:
+    case CommandKind::kPrevious:
       break;
   }
   *error = "not a playback command";

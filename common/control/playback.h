@@ -47,6 +47,7 @@ class Playback {
   bool loop() const { return loop_; }
   uint64_t frame() const;  // the frame the next Advance sends
   uint64_t frames() const { return frames_; }
+  const JoystickMap& joystick() const { return joystick_; }
   bool scrubbing() const { return scrubbing_; }
 
  private:

@@ -19,7 +19,8 @@ Status Expected(std::string_view call, std::string_view example) {
 // {"speed": X}, loop {"loop": true}, load {"movie": NAME, "frame": N}; the
 // others take no body.
 Result<std::string> ControlLineOfRestCall(std::string_view call, std::string_view body) {
-  if (call == "play" || call == "pause" || call == "toggle" || call == "stop")
+  if (call == "play" || call == "pause" || call == "toggle" || call == "stop" || call == "next" ||
+      call == "previous")
     return std::string(call);
   const nlohmann::json j = nlohmann::json::parse(body.empty() ? "{}" : body, nullptr, false);
   if (call == "seek") {
@@ -35,6 +36,16 @@ Result<std::string> ControlLineOfRestCall(std::string_view call, std::string_vie
       return Status::InvalidArgument(
           "load: \"movie\" is not a movie's name (as /api/movies lists it)");
     return fmt::format("load {} {}", j["movie"].get<std::string>(), j.value("frame", int64_t{0}));
+  }
+  if (call == "playlist") {
+    if (j.is_object() && j.contains("clear") && j["clear"].is_boolean() && j["clear"].get<bool>())
+      return std::string("playlist clear");
+    if (!j.is_object() || !j.contains("queue") || !j["queue"].is_string())
+      return Expected(call, R"({"queue": "earth"} or {"clear": true})");
+    if (!ValidMovieName(j["queue"].get<std::string>()))
+      return Status::InvalidArgument(
+          "playlist: \"queue\" is not a movie's name (as /api/movies lists it)");
+    return "queue " + j["queue"].get<std::string>();
   }
   if (call == "step") {
     if (j.is_object() && !j.contains("frames")) return std::string("step +1");

@@ -12,8 +12,8 @@
 namespace tilestream {
 
 // The line of call `call` ("play", "pause", "toggle", "stop", "seek",
-// "step", "speed", "loop", "load") with JSON body `body` (empty: none), or an error
-// saying what body the call expects.
+// "step", "speed", "loop", "load", "next", "previous", "playlist") with JSON body `body` (empty:
+// none), or an error saying what body the call expects.
 Result<std::string> ControlLineOfRestCall(std::string_view call, std::string_view body);
 
 }  // namespace tilestream

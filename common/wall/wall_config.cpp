@@ -183,13 +183,15 @@ void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
 void ReadJoystick(TomlReader& r, const toml::table& t, JoystickMap* j) {
   r.CheckKeys(t, "joystick",
               {"scrub_axis", "scrub_speed", "dead_zone", "toggle_button", "step_back_button",
-               "step_forward_button"});
+               "step_forward_button", "previous_button", "next_button"});
   r.Int(t, "joystick", "scrub_axis", 0, 255, &j->scrub_axis);
   r.Float(t, "joystick", "scrub_speed", 0.1, 64, &j->scrub_speed);
   r.Float(t, "joystick", "dead_zone", 0, 0.9, &j->dead_zone);
   r.Int(t, "joystick", "toggle_button", 0, 255, &j->toggle_button);
   r.Int(t, "joystick", "step_back_button", 0, 255, &j->step_back_button);
   r.Int(t, "joystick", "step_forward_button", 0, 255, &j->step_forward_button);
+  r.Int(t, "joystick", "previous_button", 0, 255, &j->previous_button);
+  r.Int(t, "joystick", "next_button", 0, 255, &j->next_button);
 }
 
 bool IsIpLiteral(const std::string& a) {

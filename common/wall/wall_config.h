@@ -155,6 +155,8 @@ struct JoystickMap {
   uint32_t toggle_button = 0;
   uint32_t step_back_button = 4;
   uint32_t step_forward_button = 5;
+  uint32_t previous_button = 6;  // the playlist's movie before
+  uint32_t next_button = 7;      // and after
 };
 
 // Swap sync (docs/control.md): a tick is shown when every tile has it, or at

@@ -142,6 +142,75 @@ TEST_P(MovieSwitchTest, LoadSwitchesEveryTileAtOneTickWithoutAGap) {
   }
 }
 
+// The playlist: A, B, loop on. `next` loads A; each movie is followed by
+// the next at its end, tick after tick: A's last frame, then B's first;
+// B's last, then A's first. A movie that does not fit is not queued.
+TEST_P(MovieSwitchTest, ThePlaylistGoesFromEachMoviesLastFrameToTheNextsFirst) {
+  std::ofstream(config_, std::ios::app) << "[sync]\ndeadline_ms = 500\n";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::pair<int, std::string> wide, listed, next;
+  bool went_round = false;
+  std::thread calls([&] {
+    if (!WaitForTick(10)) return;
+    wide = Ctl("queue wide");
+    Ctl("queue A");
+    Ctl("queue B");
+    listed = Ctl("playlist");
+    next = Ctl("next");
+    // A, then B, then A again: three switches.
+    went_round = testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      return j.is_object() && j.value("movie_generation", 0) >= 3;
+    });
+    WaitForTick(nlohmann::json::parse(Ctl("status").second).value("tick", 0) + 10);
+    Ctl("stop");
+  });
+  const auto tx = Stream(
+      3000, std::string("--library ") + library_.string() + (memory() ? " --source memory" : ""));
+  calls.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+
+  EXPECT_EQ(wide.first, 1) << wide.second;
+  EXPECT_THAT(wide.second, HasSubstr("cut for 3x1 tiles"));
+  EXPECT_THAT(listed.second, HasSubstr(R"("playlist":["A","B"])"));
+  ASSERT_EQ(next.first, 0) << next.second;
+  ASSERT_TRUE(went_round) << tx.output;
+
+  // Every tile's B frames: 0 to 29 on consecutive ticks, after A's last
+  // frame and before A's first.
+  const auto ts_per_tick = static_cast<uint32_t>(90000 / 25);
+  for (const std::string tag : {"left", "right"}) {
+    for (const auto& [tile, frames] : FrameLog(tag)) {
+      const auto a = FrameOfChecksum(tile);
+      std::map<std::string, uint64_t> b;
+      for (uint64_t f = 0; f < kFramesB; ++f) b[testing::StoreFrameChecksum(b_, tile, f)] = f;
+      std::vector<std::pair<char, uint64_t>> shown;  // by tick from the first frame
+      uint32_t previous_ts = frames.begin()->first;
+      for (const auto& [ts, sum] : frames) {
+        ASSERT_LE(ts - previous_ts, ts_per_tick) << "tile " << tile << ": a tick missing";
+        previous_ts = ts;
+        ASSERT_TRUE(a.count(sum) || b.count(sum)) << "tile " << tile << ": neither A nor B";
+        shown.emplace_back(a.count(sum) ? 'A' : 'B', a.count(sum) ? a.at(sum) : b.at(sum));
+      }
+      const auto first_b =
+          std::find_if(shown.begin(), shown.end(), [](const auto& s) { return s.first == 'B'; });
+      ASSERT_NE(first_b, shown.end()) << "tile " << tile << " never showed B";
+      ASSERT_NE(first_b, shown.begin());
+      EXPECT_EQ(*std::prev(first_b), std::make_pair('A', Shown(kFrames - 1))) << "tile " << tile;
+      ASSERT_GE(shown.end() - first_b, static_cast<ptrdiff_t>(kFramesB + 1)) << "tile " << tile;
+      for (uint64_t f = 0; f < kFramesB; ++f)
+        EXPECT_EQ(first_b[static_cast<ptrdiff_t>(f)], std::make_pair('B', Shown(f)))
+            << "tile " << tile << " B frame " << f;
+      EXPECT_EQ(first_b[kFramesB], std::make_pair('A', uint64_t{0})) << "tile " << tile;
+    }
+  }
+  const auto streamer = Report("streamer");
+  EXPECT_EQ(streamer["sync"]["skipped"], 0) << streamer["sync"].dump();
+  EXPECT_EQ(TicksSkippedBySenders(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(FromDiskAndMemory, MovieSwitchTest, ::testing::Values("disk", "memory"),
                          [](const auto& info) { return std::string(info.param); });
 

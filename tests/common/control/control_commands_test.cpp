@@ -99,3 +99,72 @@ TEST(ControlCommands, BrokenUtf8IsQuotedEscapedInTheError) {
 
 }  // namespace
 }  // namespace tilestream
+
+namespace tilestream {
+namespace {
+
+// A library of two movies that fit and one that does not; the loads it
+// was asked for.
+struct FakeLibrary {
+  std::vector<std::string> loads;
+  void Attach(ControlCommands* commands, Playlist* playlist) {
+    commands->set_movie_loader(
+        [this](const std::string& name, uint64_t frame) -> Result<nlohmann::json> {
+          if (name == "wide") return Status::InvalidArgument("cannot load wide: cut for 3x1");
+          loads.push_back(name + "@" + std::to_string(frame));
+          return nlohmann::json{{"loading", name}};
+        });
+    commands->set_playlist(playlist, [](const std::string& name) {
+      return name == "wide" ? Status::InvalidArgument("cannot load wide: cut for 3x1")
+                            : Status::Ok();
+    });
+  }
+};
+
+TEST(ControlCommands, LoadGoesToTheLoaderAndItsRefusalIsTheReply) {
+  Playback p(100, 30);
+  ControlCommands commands;
+  commands.set_playback(&p);
+  EXPECT_THAT(commands.Handle("load earth"), HasSubstr("no movie library"));
+  Playlist playlist;
+  FakeLibrary library;
+  library.Attach(&commands, &playlist);
+  auto j = Parsed(commands.Handle("load earth 12"));
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["loading"], "earth");
+  j = Parsed(commands.Handle("load wide"));
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_THAT(j["error"].get<std::string>(), HasSubstr("cut for 3x1"));
+  EXPECT_EQ(library.loads, std::vector<std::string>{"earth@12"});
+}
+
+TEST(ControlCommands, ThePlaylistIsQueuedShownAndWalkedByCommandsAndButtons) {
+  Playback p(100, 30);
+  ControlCommands commands;
+  commands.set_playback(&p);
+  EXPECT_THAT(commands.Handle("next"), HasSubstr("the playlist is empty"));
+  Playlist playlist;
+  FakeLibrary library;
+  library.Attach(&commands, &playlist);
+  EXPECT_THAT(commands.Handle("queue wide"), HasSubstr("cut for 3x1"));
+  Parsed(commands.Handle("queue a"));
+  auto j = Parsed(commands.Handle("queue b"));
+  EXPECT_EQ(j["playlist"], nlohmann::json::array({"a", "b"}));
+  EXPECT_EQ(j["current"], -1);
+  EXPECT_EQ(Parsed(commands.Handle("status"))["playlist"].size(), 2u);
+  Parsed(commands.Handle("next"));        // a: the movie playing is not in the list
+  playlist.Playing("a");                  // (the coordinator says so at the switch)
+  Parsed(commands.Handle("button 7 1"));  // next_button: b
+  Parsed(commands.Handle("button 7 0"));  // released: nothing
+  playlist.Playing("b");
+  Parsed(commands.Handle("previous"));
+  Parsed(commands.Handle("next"));  // loop on (the default): a again
+  EXPECT_EQ(library.loads, (std::vector<std::string>{"a@0", "b@0", "a@0", "a@0"}));
+  Parsed(commands.Handle("loop off"));
+  EXPECT_THAT(commands.Handle("next"), HasSubstr("the playlist's last movie plays"));
+  j = Parsed(commands.Handle("playlist clear"));
+  EXPECT_EQ(j["playlist"].size(), 0u);
+}
+
+}  // namespace
+}  // namespace tilestream

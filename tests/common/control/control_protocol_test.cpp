@@ -39,6 +39,12 @@ TEST(ControlProtocol, ParsesEveryCommand) {
   EXPECT_EQ(load.movie, "earth_2010.v2");
   EXPECT_EQ(load.frame, 120);
   EXPECT_EQ(Parse("load earth").frame, 0);
+  EXPECT_EQ(Parse("queue earth").movie, "earth");
+  EXPECT_EQ(Parse("queue earth").kind, CommandKind::kQueue);
+  EXPECT_FALSE(Parse("playlist").on);
+  EXPECT_TRUE(Parse("playlist clear").on);
+  EXPECT_EQ(Parse("next").kind, CommandKind::kNext);
+  EXPECT_EQ(Parse("previous").kind, CommandKind::kPrevious);
   const Command a = Parse("axis 1 -0.75");
   EXPECT_EQ(a.kind, CommandKind::kAxis);
   EXPECT_EQ(a.index, 1u);
@@ -68,6 +74,8 @@ TEST(ControlProtocol, RejectsMalformedCommandsWithAReason) {
     EXPECT_THAT(Error(std::string("load ") + name), HasSubstr("a movie's name")) << name;
   EXPECT_THAT(Error("load " + std::string(129, 'x')), HasSubstr("a movie's name"));
   EXPECT_THAT(Error("load earth -1"), HasSubstr("frame number >= 0"));
+  EXPECT_THAT(Error("queue ../x"), HasSubstr("a movie's name"));
+  EXPECT_THAT(Error("playlist empty"), HasSubstr("expected clear"));
   EXPECT_THAT(Error("axis 0 1.5"), HasSubstr("-1..1"));
   EXPECT_THAT(Error("axis 999 0"), HasSubstr("axis 0..255"));
   EXPECT_THAT(Error("button 0 2"), HasSubstr("0 or 1"));

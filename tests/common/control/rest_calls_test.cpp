@@ -26,6 +26,12 @@ TEST(RestCalls, EachCallIsItsControlLine) {
   EXPECT_EQ(Line("loop", R"({"loop": true})"), "loop on");
   EXPECT_EQ(Line("load", R"({"movie": "earth", "frame": 10})"), "load earth 10");
   EXPECT_EQ(Line("load", R"({"movie": "earth"})"), "load earth 0");
+  EXPECT_EQ(Line("next"), "next");
+  EXPECT_EQ(Line("previous"), "previous");
+  EXPECT_EQ(Line("playlist", R"({"queue": "earth"})"), "queue earth");
+  EXPECT_EQ(Line("playlist", R"({"clear": true})"), "playlist clear");
+  EXPECT_THAT(Line("playlist", R"({"clear": "yes"})"), HasSubstr("expected"));
+  EXPECT_THAT(Line("playlist", R"({"queue": "a b"})"), HasSubstr("not a movie's name"));
 }
 
 TEST(RestCalls, ALoadOfSomethingNotAMoviesNameIsRefusedBeforeItIsALine) {
