@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "common/base/log_flag.h"
+#include "common/control/control_protocol.h"
 #include "common/wall/server_hosts.h"
 
 namespace tilestream {
@@ -17,7 +19,10 @@ void AddWallFlags(CLI::App* app, StreamerOptions* o) {
       ->check(CLI::ExistingFile);
   app->add_option("--layout", o->layout,
                   "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
-  app->add_option("--movie", o->movie_dir, "Tile store directory (make one with wallcut)");
+  app->add_option(
+      "--movie", o->movie_dir,
+      "Tile store directory (make one with wallcut), or the name of a movie of the library; "
+      "none with a library: the wall starts black and waits for `load`");
   app->add_option("--library", o->library_dir,
                   "Movie library: a directory of tile stores, one per subdirectory (wallctl "
                   "movies lists them); overrides library.path");
@@ -124,18 +129,25 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     w.config = std::move(c).value();
     if (layout) w.config.wall.layout = *layout;
   }
+  const std::string library = o.library_dir.empty() ? w.config.library_path : o.library_dir;
   if (!o.movie_dir.empty()) {
-    // On a wall of several servers, a relative --movie is in this host's store.
-    auto dir =
-        o.config_path.empty() ? o.movie_dir : MovieOnThisHost(w.config, o.movie_dir, ThisHost());
+    // A name of the library's movies is that movie; on a wall of several
+    // servers, another relative --movie is in this host's store.
+    const bool named =
+        !library.empty() && ValidMovieName(o.movie_dir) &&
+        std::filesystem::exists(std::filesystem::path(library) / o.movie_dir / kManifestName);
+    auto dir = named                   ? (std::filesystem::path(library) / o.movie_dir).string()
+               : o.config_path.empty() ? o.movie_dir
+                                       : MovieOnThisHost(w.config, o.movie_dir, ThisHost());
     if (!dir.ok()) return dir.status();
     auto m = OpenTileStore(*dir, /*check_files=*/false);  // each tile rank checks its own
     if (!m.ok()) return m.status();
     w.movie = std::move(m).value();
-  } else if (o.source != "memory") {
+  } else if (o.source != "memory" && (library.empty() || o.bench)) {
     return Status::InvalidArgument(
         "--movie DIR is required (make one with wallcut), except for "
-        "--source memory");
+        "--source memory or with a movie library (the wall then starts black, waiting for "
+        "`load`)");
   }
   if (o.config_path.empty()) {
     w.config = DefaultWallConfig(layout.value_or(w.movie ? w.movie->layout : Layout{5, 3}));

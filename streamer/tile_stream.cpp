@@ -97,6 +97,9 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
   std::string error;
   if (options.source == "memory") {
     s->frames_ = MemorySource(c, wall.movie ? &*wall.movie : nullptr, tile, &error);
+  } else if (!wall.movie) {  // a library and no movie yet: black until a `load`
+    s->frames_ = std::make_unique<MemoryFrames>(
+        std::vector<std::vector<std::byte>>{std::vector<std::byte>(c.wall.tile.frame_bytes())});
   } else if (auto ring = DiskFrameRing::Open(*wall.movie, tile, options.ring_frames); ring.ok()) {
     ready->direct_io = (*ring)->direct();
     s->frames_ = std::move(ring).value();

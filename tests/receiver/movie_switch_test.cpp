@@ -211,6 +211,58 @@ TEST_P(MovieSwitchTest, ThePlaylistGoesFromEachMoviesLastFrameToTheNextsFirst) {
   EXPECT_EQ(TicksSkippedBySenders(), 0u);
 }
 
+// A wall started with a library and no movie plays black until a `load`;
+// then A from frame 0, on every tile at one tick. (From the disk only:
+// `--source memory` without a movie is the synthetic pattern.)
+TEST_F(ReceiverTest, AWallStartedWithoutAMovieIsBlackUntilALoad) {
+  const std::filesystem::path library = dir_ / "library";
+  std::filesystem::create_directories(library);
+  std::filesystem::create_directory_symlink(dir_ / "movie", library / "A");
+  std::ofstream(config_, std::ios::app) << "[sync]\ndeadline_ms = 500\n";
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  std::pair<int, std::string> idle, loaded;
+  std::thread calls([&] {
+    if (!WaitForTick(10)) return;
+    idle = Ctl("status");
+    loaded = Ctl("load A");
+    WaitForTick(nlohmann::json::parse(loaded.second, nullptr, false).value("tick", 0) + 10);
+    Ctl("stop");
+  });
+  const auto tx = Shell(
+      "timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
+          " --library " + library.string() + " --ticks 3000 -q --json " + (dir_ / "streamer.json"),
+      dir_);
+  calls.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  EXPECT_THAT(idle.second, HasSubstr(R"("movie":"")"));
+  ASSERT_EQ(loaded.first, 0) << loaded.second;
+
+  const std::vector<std::byte> zeros(manifest_.tile.frame_bytes());
+  char black[17];
+  snprintf(black, sizeof black, "%016llx",
+           static_cast<unsigned long long>(FrameChecksum(zeros.data(), zeros.size())));
+  std::optional<uint32_t> switch_ts;
+  for (const std::string tag : {"left", "right"}) {
+    for (const auto& [tile, frames] : FrameLog(tag)) {
+      const auto a = FrameOfChecksum(tile);
+      std::optional<uint32_t> first_a;
+      for (const auto& [ts, sum] : frames) {
+        if (!first_a && a.count(sum)) first_a = ts;
+        if (!first_a)
+          EXPECT_EQ(sum, black) << "tile " << tile << ": black before the load";
+        else
+          EXPECT_EQ(a.count(sum) ? a.at(sum) : 999, (ts - *first_a) / 3600 % kFrames);
+      }
+      ASSERT_TRUE(first_a) << "tile " << tile;
+      EXPECT_NE(*first_a, frames.begin()->first) << "black first";
+      if (!switch_ts) switch_ts = first_a;
+      EXPECT_EQ(*first_a, *switch_ts) << "tile " << tile;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(FromDiskAndMemory, MovieSwitchTest, ::testing::Values("disk", "memory"),
                          [](const auto& info) { return std::string(info.param); });
 

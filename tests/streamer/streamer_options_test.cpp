@@ -82,6 +82,23 @@ TEST_F(ResolveWallTest, MemoryBenchmarkNeedsNoMovie) {
   EXPECT_EQ(w->config.tile_count(), 3u);
 }
 
+TEST_F(ResolveWallTest, AMovieIsNamedInTheLibraryAndALibraryAloneStartsWithoutOne) {
+  StreamerOptions o;
+  o.library_dir = dir_.path();
+  o.movie_dir = "movie";  // dir_/movie, by its name in the library
+  auto w = ResolveWall(o);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_TRUE(w->movie);
+  EXPECT_EQ(w->movie->directory, dir_ / "movie");
+  o.movie_dir.clear();
+  o.layout = "2x2";
+  w = ResolveWall(o);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_FALSE(w->movie) << "black until a load";
+  o.library_dir.clear();
+  EXPECT_THAT(ResolveWall(o).status().message(), HasSubstr("--movie DIR is required"));
+}
+
 TEST(StreamerFlags, RejectsBadValues) {
   StreamerOptions o;
   const char* argv[] = {"streamer", "--pacing", "maybe"};
