@@ -436,5 +436,56 @@ TEST_F(ControlRoomTest, ThePanelInABrowserPausesAndScrubsEveryTile) {
   ExpectEveryTileEndsOn(frame);
 }
 
+// The library in the panel (issue 36): the browser loads movie B from its
+// card; the panel then says B plays with its 30 frames, and once paused on
+// frame 0 its live picture is B's poster, pixel for pixel; every tile ends
+// on B's frame 0.
+TEST_F(ControlRoomTest, ThePanelLoadsAMovieFromTheLibrary) {
+  ASSERT_EQ(system("command -v chromedriver >/dev/null && /usr/bin/python3 -c 'import selenium'"),
+            0)
+      << "no chromium-driver or python3-selenium: scripts/install-deps.sh";
+  const std::filesystem::path library = dir_ / "library";
+  WallSettings wall;
+  wall.layout = manifest_.layout;
+  wall.tile = manifest_.tile;
+  wall.fps = 25;
+  CutOptions co;
+  co.wall = wall;
+  co.out_dir = library / "B";
+  co.progress = false;
+  ASSERT_TRUE(CutMovie(**MakeSyntheticSource(wall, 30, 4, true), co).ok());
+  const MovieManifest b = *OpenTileStore(library / "B");
+  const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
+  nlohmann::json result;
+  std::thread browser([&] {
+    ASSERT_TRUE(WaitForHttp());
+    const auto run = Shell("timeout 150 /usr/bin/python3 " TILESTREAM_SOURCE_DIR
+                           "/tests/browser/library_test.py --movie B --frames 30 --url "
+                           "http://127.0.0.1:" +
+                               std::to_string(kHttpPort) + "/",
+                           dir_);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    const size_t line = run.output.rfind("{\"movie\"");
+    if (line != std::string::npos)
+      result = nlohmann::json::parse(run.output.substr(line), nullptr, false);
+    // Every tile's last frame is B's frame 0.
+    EXPECT_TRUE(testing::WaitFor([&] {
+      for (const std::string tag : {"left", "right"})
+        for (const auto& [tile, frames] : FrameLog(tag))
+          if (frames.empty() ||
+              std::prev(frames.end())->second != testing::StoreFrameChecksum(b, tile, 0))
+            return false;
+      return true;
+    }));
+    EXPECT_EQ(Post("/api/stop")->status, 200);
+  });
+  const auto tx = Stream(5000, "--library " + library.string());
+  browser.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceiver(left);
+  StopReceiver(right);
+  EXPECT_EQ(result["movie"], "B") << result.dump();
+}
+
 }  // namespace
 }  // namespace tilestream
