@@ -92,12 +92,7 @@ void ControlServer::Serve() {
   // close are still handled.
   const int64_t now = MonotonicNs();
   for (auto& c : clients_) {
-    for (size_t n = 0; n < kLinesPerPoll; ++n) {
-      auto line = c->channel.NextLine();
-      if (!line) break;
-      c->times.last_line_ns = now;
-      Handle(*c, *line);
-    }
+    HandleLines(*c, now);
     EnforceDeadlines(*c, now);
   }
   // New connections after the lines of those taken before: a client taken
@@ -106,6 +101,15 @@ void ControlServer::Serve() {
   for (auto& c : clients_)
     if (!c->channel.open()) Drop(*c);
   std::erase_if(clients_, [](const auto& c) { return !c->channel.open(); });
+}
+
+void ControlServer::HandleLines(Client& c, int64_t now) {
+  for (size_t n = 0; n < kLinesPerPoll; ++n) {
+    auto line = c.channel.NextLine();
+    if (!line) break;
+    c.times.last_line_ns = now;
+    Handle(c, *line);
+  }
 }
 
 // A line under way for line_timeout_s is a client holding a place without
@@ -138,9 +142,14 @@ bool ControlServer::Admits(const sockaddr_storage& peer) {
   // The stalest command connection gives its place up, so that one just
   // taken, whose first line is still on its way, outlasts the dribblers.
   // Sync connections stay.
+  // Of those taken in this same call, only one that began a line and did
+  // not end it: a storm of newcomers must not evict a good client taken
+  // among them before its line came.
   Client* stalest = nullptr;
   for (auto& c : clients_)
-    if (c->node < 0 && c->channel.open() && (!stalest || StalerThan(c->times, stalest->times)))
+    if (c->node < 0 && c->channel.open() &&
+        (c->accepted_in != accept_calls_ || c->times.line_started_ns >= 0) &&
+        (!stalest || StalerThan(c->times, stalest->times)))
       stalest = c.get();
   if (!stalest) return false;
   stalest->channel.Send(ErrorReply("the control port is full: closed for a newer client"));
@@ -150,7 +159,11 @@ bool ControlServer::Admits(const sockaddr_storage& peer) {
 
 // At most kAcceptsPerPoll connections a call, like lines: a storm of
 // connections waits in the accept queue and cannot hold the frame clock up.
+// A client that speaks at once (wallctl, a display node) has its first
+// line read and answered as it is taken: what it asked is answered even
+// if a storm of newcomers evicts it later.
 void ControlServer::Accept() {
+  ++accept_calls_;
   for (size_t n = 0; n < kAcceptsPerPoll; ++n) {
     sockaddr_storage peer{};
     socklen_t length = sizeof peer;
@@ -161,13 +174,18 @@ void ControlServer::Accept() {
     auto c = std::make_unique<Client>();
     c->channel = LineChannel(std::move(fd), config_.control.max_line_bytes);
     c->authorised = token_.empty();
-    c->times.last_line_ns = MonotonicNs();
+    const int64_t now = MonotonicNs();
+    c->times.last_line_ns = now;
+    c->accepted_in = accept_calls_;
     if (!Admits(peer)) {
       c->channel.Send(
           ErrorReply(fmt::format("too many clients (at most {})", config_.control.max_clients)));
       continue;
     }
-    clients_.push_back(std::move(c));
+    Client& taken = *clients_.emplace_back(std::move(c));
+    taken.channel.Receive();
+    HandleLines(taken, now);
+    if (taken.channel.has_unfinished_line()) taken.times.line_started_ns = now;
   }
 }
 

@@ -73,8 +73,9 @@ class ControlServer {
   struct Client {
     LineChannel channel;
     bool authorised = false;
-    int node = -1;           // the display node this connection syncs, or -1
-    ControlLineTimes times;  // its last whole line, the line under way
+    int node = -1;             // the display node this connection syncs, or -1
+    ControlLineTimes times;    // its last whole line, the line under way
+    uint64_t accepted_in = 0;  // the Accept call that took it
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
@@ -83,6 +84,8 @@ class ControlServer {
   // Whether another connection from `peer` may be taken now; when full,
   // the stalest command connection is closed for it.
   bool Admits(const sockaddr_storage& peer);
+  // Handles the lines waiting from `c` (kLinesPerPoll at most).
+  void HandleLines(Client& c, int64_t now);
   // Closes a client past its line or idle bound.
   void EnforceDeadlines(Client& c, int64_t now);
   void Handle(Client& client, const std::string& line);
@@ -96,6 +99,7 @@ class ControlServer {
   uint16_t port_ = 0;
   std::string token_;
   std::vector<std::unique_ptr<Client>> clients_;
+  uint64_t accept_calls_ = 0;              // Accept calls so far
   std::vector<SocketAddress> node_hosts_;  // the config's display nodes
   std::vector<ReceiverTileStats> receiver_stats_;
   std::vector<std::pair<int, std::function<void()>>> watched_;
