@@ -14,7 +14,7 @@ packages=(
   libsdl2-dev libglew-dev libgl-dev libgl1-mesa-dri xvfb xauth
   iproute2 nftables xfsprogs e2fsprogs mount iperf3 netpbm gnuplot-nox
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good libgstreamer1.0-dev ffmpeg stress-ng
-  prometheus chromium chromium-driver python3-selenium curl
+  prometheus chromium chromium-driver python3-selenium curl lintian
 )
 if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 

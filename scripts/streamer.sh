@@ -19,7 +19,12 @@
 # names the tile of the rank mpirun reports.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-streamer=${STREAMER:-$here/build/streamer/streamer}
+# Installed (tilestream-launch), the installed streamer beside it; else the build's.
+if [ -x "$(dirname "$0")/tilestream-streamer" ]; then
+  streamer=${STREAMER:-$(dirname "$0")/tilestream-streamer}
+else
+  streamer=${STREAMER:-$here/build/streamer/streamer}
+fi
 ranks=1
 if [ "${1:-}" = "-n" ]; then ranks=$2; shift 2; fi
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi

@@ -22,6 +22,14 @@ scripts/build.sh --tsan
 stage "AddressSanitizer and UndefinedBehaviorSanitizer build"
 scripts/build.sh --sanitize
 
+# The Debian packages as an operator gets them: built, installed with
+# apt-get, a wall played with the installed programs alone, removed with
+# nothing left (scripts/package-test.sh; needs root for apt-get).
+if [ "$(id -u)" -eq 0 ]; then
+  stage "packages: build, install, play, remove"
+  scripts/package-test.sh
+fi
+
 stage "tests (RelWithDebInfo build)"
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120
 

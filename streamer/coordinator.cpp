@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,7 +18,6 @@
 #include "common/control/control_commands.h"
 #include "common/control/movie_listing.h"
 #include "common/control/playback.h"
-#include "common/control/playlist.h"
 #include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
 #include "common/wall/nic_failover.h"
@@ -37,6 +35,7 @@
 #include "streamer/thumbnail_board.h"
 #include "streamer/thumbnail_inbox.h"
 #include "streamer/wall_metrics.h"
+#include "streamer/wall_movies.h"
 #include "streamer/wall_status.h"
 
 namespace tilestream {
@@ -56,15 +55,6 @@ constexpr uint32_t kSyncDropAfter = 3;
 
 std::string TileName(const WallConfig& c, uint32_t tile) {
   return TileId::FromIndex(tile, c.wall.layout).Name();
-}
-
-// The movie the job starts with: named by its directory.
-MovieLoads::Movie PlayingFirst(const Wall& wall) {
-  if (!wall.movie) return {"", "", 2};  // the synthetic pattern's frames
-  const std::string& dir = wall.movie->directory;
-  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();  // "dir/"
-  return {p.filename().string(), dir, wall.movie->frames};
 }
 
 class Coordinator {
@@ -127,8 +117,8 @@ class Coordinator {
       if (!c_.library_path.empty()) {
         commands_.set_movie_list(LibraryLister(c_));
         commands_.set_movie_loader(
-            [this](const std::string& name, uint64_t frame) { return LoadMovie(name, frame); });
-        commands_.set_playlist(&playlist_, [this](const std::string& name) {
+            [this](const std::string& name, uint64_t frame) { return movies_.Load(name, frame); });
+        commands_.set_playlist(movies_.playlist(), [this](const std::string& name) {
           return LoadableMovie(c_, name, 0).status();
         });
       }
@@ -256,11 +246,11 @@ class Coordinator {
           (options_.ticks && tick >= options_.ticks) || TimeUp())
         break;
       commands_.set_tick(tick);
-      SwitchMovies(tick);
+      movies_.BeforeTick(tick, &*playback_);
       const bool send = playback_->ShouldSend(tick);
       const int32_t step = playback_->read_ahead_step();
       const uint64_t frame = playback_->Advance();
-      at_end_ = frame + 1 == playback_->frames() && playback_->speed() > 0;
+      movies_.AfterTick(frame, *playback_);
       if (!send) continue;  // paused: the frame is repeated at a low rate only
       if (options_.shed && !shedder_.Keep()) continue;  // overloaded: dropped on every tile
       // Its frames may take until the next tick sent, and its deadline moves with that.
@@ -319,52 +309,7 @@ class Coordinator {
   // What status adds to the playback state (streamer/wall_status.h).
   void StatusFields(nlohmann::json* out) const {
     AddWallStatus(StatusView(), out);
-    loads_.AddStatus(out);
-  }
-
-  // Before tick `tick`: to the movie every tile has pre-rolled, if any (a
-  // playlist's next one as the one playing has sent its last frame); and
-  // in the last second of a movie of the playlist, the next one's
-  // pre-roll begins (once per movie: a failed one is not tried again).
-  void SwitchMovies(uint64_t tick) {
-    if (const auto first = loads_.TakeReady(tick, at_end_)) {
-      playback_->Load(loads_.playing().frames, *first);
-      playlist_.Playing(loads_.playing().name);
-      spdlog::info("tick {}: every tile plays {} from frame {}", tick, loads_.playing().name,
-                   *first);
-    }
-    const uint64_t left = playback_->frames() - playback_->frame();
-    if (loads_.loading() || playlist_.current() < 0 || !playback_->playing() ||
-        playback_->speed() <= 0 || left > static_cast<uint64_t>(c_.wall.fps) ||
-        advanced_from_ == loads_.playing_generation() + 1)
-      return;
-    advanced_from_ = loads_.playing_generation() + 1;
-    const auto next = playlist_.After(playback_->loop());
-    if (!next || *next == loads_.playing().name) return;  // the movie loops by itself
-    if (auto r = LoadMovie(*next, 0, /*at_end=*/true); !r.ok())
-      spdlog::error("playlist: {}; {} plays on", r.status().message(), loads_.playing().name);
-  }
-
-  // `load`: the movie checked here, then every tile rank told to pre-roll
-  // it (streamer/movie_loads.h); the switch comes at the tick after the
-  // last tile reports its first frames in (`at_end`: after the movie
-  // playing sent its last frame, too).
-  Result<nlohmann::json> LoadMovie(const std::string& name, uint64_t frame, bool at_end = false) {
-    auto movie = LoadableMovie(c_, name, frame);
-    if (!movie.ok()) return movie.status();
-    const LoadMessage m = loads_.Begin(*movie, frame, at_end);
-    for (int rank = 1; rank <= plan_.tile_ranks(); ++rank)
-      SendMessage(comm_.comm, rank, kTagLoad, m);
-    spdlog::info("load {} from frame {}: the tiles pre-roll it", name, frame);
-    return nlohmann::json{{"loading", name}, {"frame", frame}, {"load", m.generation}};
-  }
-  void DrainLoaded() {
-    LoadedMessage m;
-    int from = 0;
-    while (TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagLoaded, &m, &from)) {
-      if (m.tile >= tiles_ || plan_.rank(m.tile) != from) continue;  // not from its rank
-      if (auto error = loads_.Loaded(m, TileName(c_, m.tile))) spdlog::error("{}", *error);
-    }
+    movies_.AddStatus(out);
   }
 
   // The panel, REST API, live picture and /metrics (streamer/http_api.h),
@@ -420,8 +365,8 @@ class Coordinator {
     m.interval_ns = interval;
     m.command = command;
     m.sequence = ++tick_messages_;
-    m.load_generation = loads_.sent();
-    m.movie_generation = loads_.playing_generation();
+    m.load_generation = movies_.load_generation();
+    m.movie_generation = movies_.movie_generation();
     // Spare ranks (past tiles + 1) hear only the stop.
     const int last = command == TickCommand::kStop ? comm_.size - 1 : plan_.tile_ranks();
     // The ring first (streamer/doorbell.h): a send can wait for its rank to
@@ -436,7 +381,7 @@ class Coordinator {
   // Takes every statistics and thumbnail message waiting.
   void Drain() {
     DrainThumbnails();
-    DrainLoaded();
+    movies_.DrainReports();
     TileStats s;
     int from = 0;
     while (TryReceive(comm_.comm, MPI_ANY_SOURCE, kTagStats, &s, &from)) {
@@ -679,11 +624,8 @@ class Coordinator {
   std::unique_ptr<ControlServer> server_;
   ThumbnailBoard thumbnails_{c_.wall};
   ThumbnailInbox thumbnail_inbox_{comm_.comm, kTagThumbnail, kThumbnailMessageMaxBytes};
-  std::optional<Playback> playback_;  // play mode only
-  MovieLoads loads_{tiles_, PlayingFirst(wall_)};
-  Playlist playlist_;
-  bool at_end_ = false;         // the movie playing sent its last frame (playing forwards)
-  uint64_t advanced_from_ = 0;  // the playlist advanced from generation - 1
+  std::optional<Playback> playback_;                 // play mode only
+  WallMovies movies_{comm_.comm, c_, plan_, wall_};  // load, the switch, the playlist
   ControlCommands commands_{[this](nlohmann::json* j) { StatusFields(j); }};
   std::vector<StreamSummary> last_second_;
   RefusalLog refusal_log_{tiles_};

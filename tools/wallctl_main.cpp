@@ -145,8 +145,9 @@ int Run(int argc, char** argv) {
   CLI::App app{
       "wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
       "Commands: play, pause, toggle, seek N, step +N|-N, speed X, loop on|off, status, help,\n"
-      "movies, load NAME [FRAME], axis I V, button I 0|1, stop; and 'watch' (status refreshed\n"
-      "in place). 'load' returns once every tile shows the movie (or says why none does).",
+      "movies, load NAME [FRAME], queue NAME, playlist [clear], next, previous, axis I V,\n"
+      "button I 0|1, stop; and 'watch' (status refreshed in place). 'load' returns once every\n"
+      "tile shows the movie (or says why none does).",
       "wallctl"};
   std::string config_path, host, token_file;
   int port = 0;

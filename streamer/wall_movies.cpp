@@ -1,0 +1,66 @@
+#include "streamer/wall_movies.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "common/wall/wall_config.h"
+#include "streamer/rank_messages.h"
+
+namespace tilestream {
+namespace {
+
+// The movie the job starts with: named by its directory.
+MovieLoads::Movie PlayingFirst(const Wall& wall) {
+  if (!wall.movie) return {"", "", 2};  // the synthetic pattern's frames, or black
+  const std::string& dir = wall.movie->directory;
+  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "dir/"
+  return {p.filename().string(), dir, wall.movie->frames};
+}
+
+}  // namespace
+
+WallMovies::WallMovies(MPI_Comm comm, const WallConfig& c, const RankPlan& plan, const Wall& wall)
+    : comm_(comm), c_(c), plan_(plan), loads_(c.tile_count(), PlayingFirst(wall)) {}
+
+Result<nlohmann::json> WallMovies::Load(const std::string& name, uint64_t frame, bool at_end) {
+  auto movie = LoadableMovie(c_, name, frame);
+  if (!movie.ok()) return movie.status();
+  const LoadMessage m = loads_.Begin(*movie, frame, at_end);
+  for (int rank = 1; rank <= plan_.tile_ranks(); ++rank) SendMessage(comm_, rank, kTagLoad, m);
+  spdlog::info("load {} from frame {}: the tiles pre-roll it", name, frame);
+  return nlohmann::json{{"loading", name}, {"frame", frame}, {"load", m.generation}};
+}
+
+void WallMovies::DrainReports() {
+  LoadedMessage m;
+  int from = 0;
+  while (TryReceive(comm_, MPI_ANY_SOURCE, kTagLoaded, &m, &from)) {
+    if (m.tile >= c_.tile_count() || plan_.rank(m.tile) != from) continue;  // not from its rank
+    const std::string tile = TileId::FromIndex(m.tile, c_.wall.layout).Name();
+    if (auto error = loads_.Loaded(m, tile)) spdlog::error("{}", *error);
+  }
+}
+
+// In the last second of a movie of the playlist, the next one's pre-roll
+// begins (once per movie: a failed one is not tried again).
+void WallMovies::BeforeTick(uint64_t tick, Playback* playback) {
+  if (const auto first = loads_.TakeReady(tick, at_end_)) {
+    playback->Load(loads_.playing().frames, *first);
+    playlist_.Playing(loads_.playing().name);
+    spdlog::info("tick {}: every tile plays {} from frame {}", tick, loads_.playing().name, *first);
+  }
+  const uint64_t left = playback->frames() - playback->frame();
+  if (loads_.loading() || playlist_.current() < 0 || !playback->playing() ||
+      playback->speed() <= 0 || left > static_cast<uint64_t>(c_.wall.fps) ||
+      advanced_from_ == loads_.playing_generation() + 1)
+    return;
+  advanced_from_ = loads_.playing_generation() + 1;
+  const auto next = playlist_.After(playback->loop());
+  if (!next || *next == loads_.playing().name) return;  // the movie loops by itself
+  if (auto r = Load(*next, 0, /*at_end=*/true); !r.ok())
+    spdlog::error("playlist: {}; {} plays on", r.status().message(), loads_.playing().name);
+}
+
+}  // namespace tilestream

@@ -1,0 +1,58 @@
+// The coordinator's movies (docs/streamer.md, "Loading a movie"): `load`
+// checked and sent to every tile rank, the ranks' pre-roll reports, the
+// switch before a tick once every tile is ready, and the playlist's next
+// movie pre-rolled in the last second of the one playing. Owns the
+// MPI-free state (streamer/movie_loads.h, common/control/playlist.h) and
+// does its messages; the frame clock's thread alone.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/base/result.h"
+#include "common/control/playback.h"
+#include "common/control/playlist.h"
+#include "common/wall/wall_config.h"
+#include "streamer/movie_loads.h"
+#include "streamer/rank_plan.h"
+#include "streamer/streamer_options.h"
+
+namespace tilestream {
+
+class WallMovies {
+ public:
+  WallMovies(MPI_Comm comm, const WallConfig& c, const RankPlan& plan, const Wall& wall);
+
+  // `load NAME FRAME`: checked, then every tile rank told to pre-roll it;
+  // the reply's fields. `at_end`: switched to only as the movie playing
+  // ends (the playlist's next).
+  Result<nlohmann::json> Load(const std::string& name, uint64_t frame, bool at_end = false);
+  // Takes the ranks' pre-roll reports (each failure said once).
+  void DrainReports();
+  // Before tick `tick` is played by `playback`: the switch, if every tile
+  // is ready, and the playlist's next pre-roll when it is due.
+  void BeforeTick(uint64_t tick, Playback* playback);
+  // After the tick's frame `frame` was taken from `playback`.
+  void AfterTick(uint64_t frame, const Playback& playback) {
+    at_end_ = frame + 1 == playback.frames() && playback.speed() > 0;
+  }
+
+  Playlist* playlist() { return &playlist_; }
+  uint64_t load_generation() const { return loads_.sent(); }
+  uint64_t movie_generation() const { return loads_.playing_generation(); }
+  void AddStatus(nlohmann::json* out) const { loads_.AddStatus(out); }
+
+ private:
+  MPI_Comm comm_;
+  const WallConfig& c_;
+  const RankPlan& plan_;
+  MovieLoads loads_;
+  Playlist playlist_;
+  bool at_end_ = false;         // the movie playing sent its last frame (forwards)
+  uint64_t advanced_from_ = 0;  // the playlist advanced from generation - 1
+};
+
+}  // namespace tilestream
