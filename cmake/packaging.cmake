@@ -4,9 +4,18 @@
 # build/packages/. Installed programs carry the project's prefix.
 include(GNUInstallDirs)
 
+# Installed renamed, so as a file rather than a target: what CMake does to
+# an installed target is done here to the copy: the build's RUNPATH (Open
+# MPI's library directory; its libraries are on the loader's path) taken
+# out, and stripped when the install strips (cmake --install --strip, CPack).
 function(tilestream_install_program target name component)
   install(PROGRAMS $<TARGET_FILE:${target}> DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME ${name}
           COMPONENT ${component})
+  set(installed "\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${name}")
+  install(CODE "file(RPATH_REMOVE FILE \"${installed}\")
+if(CMAKE_INSTALL_DO_STRIP)
+  execute_process(COMMAND \"${CMAKE_STRIP}\" \"${installed}\")
+endif()" COMPONENT ${component})
 endfunction()
 
 # The server: the streamer, the cutter, the control client, the launcher
@@ -31,14 +40,24 @@ install(FILES configs/systemd/tilestream-receiver@.service DESTINATION lib/syste
 install(FILES configs/test-2x2.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}-display/examples
         COMPONENT display)
 
+# Debian wants a copyright file and a compressed changelog in each
+# package's documentation.
+set(changelog_gz ${CMAKE_BINARY_DIR}/changelog.gz)
+execute_process(COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/cmake/debian/changelog
+                OUTPUT_FILE ${changelog_gz})
+foreach(component server display)
+  install(FILES cmake/debian/copyright ${changelog_gz}
+          DESTINATION ${CMAKE_INSTALL_DOCDIR}-${component} COMPONENT ${component})
+endforeach()
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME tilestream)
 set(CPACK_PACKAGE_VENDOR "tilestream")
-set(CPACK_PACKAGE_CONTACT "tilestream maintainers <tilestream@localhost>")
-set(CPACK_PACKAGE_HOMEPAGE_URL "https://localhost/tilestream")
+set(CPACK_PACKAGE_CONTACT "tilestream maintainers <tilestream@example.org>")
+set(CPACK_PACKAGE_HOMEPAGE_URL "https://tilestream.example.org/")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_OUTPUT_FILE_PREFIX ${CMAKE_BINARY_DIR}/packages)
-set(CPACK_STRIP_FILES ON)
+set(CPACK_STRIP_FILES ON)  # tilestream_install_program strips its copies then
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL server display)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -50,15 +69,13 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_SERVER_PACKAGE_NAME tilestream-server)
 set(CPACK_DEBIAN_SERVER_PACKAGE_DEPENDS "openmpi-bin")
 set(CPACK_DEBIAN_SERVER_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/debian/server/conffiles)
-set(CPACK_COMPONENT_SERVER_DESCRIPTION
-    "parallel UDP streaming server for tiled display walls\n"
-    "One MPI job streams uncompressed movies as paced RTP (RFC 4175) over\n"
-    "several NICs, a rank per tile: the streamer, the movie cutter, the\n"
-    "control client, the launcher and its systemd unit.")
+set(CPACK_COMPONENT_SERVER_DESCRIPTION "parallel UDP streaming server for tiled display walls
+One MPI job streams uncompressed movies as paced RTP (RFC 4175) over
+several NICs, a rank per tile: the streamer, the movie cutter, the
+control client, the launcher and its systemd unit.")
 set(CPACK_DEBIAN_DISPLAY_PACKAGE_NAME tilestream-display)
-set(CPACK_COMPONENT_DISPLAY_DESCRIPTION
-    "display node daemon of a tilestream wall\n"
-    "Receives a wall's tile streams, repairs lost packets and shows every\n"
-    "tile the same frame at the same moment (SDL2 and OpenGL): the\n"
-    "receiver, its systemd unit and the joystick client.")
+set(CPACK_COMPONENT_DISPLAY_DESCRIPTION "display node daemon of a tilestream wall
+Receives a wall's tile streams, repairs lost packets and shows every
+tile the same frame at the same moment (SDL2 and OpenGL): the
+receiver, its systemd unit and the joystick client.")
 include(CPack)

@@ -27,7 +27,7 @@ echo "package-test: installed $(grep -c . "$files") paths"
 
 if command -v systemd-analyze >/dev/null; then
   for unit in tilestream-streamer.service tilestream-receiver@.service; do
-    out=$(systemd-analyze verify "/lib/systemd/system/$unit" 2>&1) || fail "$unit: $out"
+    out=$(systemd-analyze verify "/usr/lib/systemd/system/$unit" 2>&1) || fail "$unit: $out"
   done
   echo "package-test: systemd-analyze verify: both units clean"
 fi
@@ -59,7 +59,7 @@ echo "package-test: a 2x2 wall of the installed programs: $frames of 200 tile fr
 apt-get remove --purge -y -q tilestream-server tilestream-display >/dev/null
 left=0
 while read -r path; do
-  case "$path" in /|/usr|/usr/bin|/usr/share|/usr/share/doc|/lib|/lib/systemd|/lib/systemd/system|/etc|/.) continue ;; esac
+  case "$path" in /|/.|/etc|/usr|/usr/bin|/usr/share|/usr/share/doc|/usr/lib|/usr/lib/systemd|/usr/lib/systemd/system|/lib|/lib/systemd|/lib/systemd/system) continue ;; esac
   if [ -e "$path" ]; then echo "package-test: left behind: $path" >&2; left=1; fi
 done <"$files"
 [ "$left" -eq 0 ] || fail "files left after apt-get remove --purge"
