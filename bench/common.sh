@@ -36,3 +36,20 @@ mtu = 9000
 port_base = 50000
 EOF
 }
+
+# The reference wall (configs/sara-5x3.toml: 5x3 of 2560x1600, its 8
+# display nodes) at FPS with every node on loopback; EXTRA (TOML) appended.
+reference_wall_config() {  # FPS FILE [EXTRA]
+  {
+    printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = %s\n' "$1"
+    printf '%s\n' "${3:-[stream]
+mtu = 9000
+port_base = 50000}"
+    local nodes=("r0c0 r0c1" "r0c2 r0c3" "r0c4 r1c0" "r1c1 r1c2" "r1c3 r1c4" "r2c0 r2c1" "r2c2 r2c3" "r2c4") i=1
+    for n in "${nodes[@]}"; do
+      printf '[[node]]\nname = "tile%02d"\naddress = "127.0.0.1"\ntiles = [%s]\n' "$i" \
+        "$(sed 's/\([a-z0-9]*\)/"\1"/g; s/ /, /g' <<<"$n")"
+      i=$((i + 1))
+    done
+  } >"$2"
+}

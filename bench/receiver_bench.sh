@@ -137,16 +137,7 @@ PY
 bench_wall() {
   local wsecs=${WALL_SECS:-60} wfps=${WALL_FPS:-22} cfg=$out/wall.toml
   # The reference wall's 8 display nodes (configs/sara-5x3.toml), all on loopback.
-  {
-    printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = %s\n' "$wfps"
-    printf '[stream]\nmtu = 9000\nport_base = 50000\n%s' "${WALL_STREAM:-}"
-    local nodes=("r0c0 r0c1" "r0c2 r0c3" "r0c4 r1c0" "r1c1 r1c2" "r1c3 r1c4" "r2c0 r2c1" "r2c2 r2c3" "r2c4") i=1
-    for n in "${nodes[@]}"; do
-      printf '[[node]]\nname = "tile%02d"\naddress = "127.0.0.1"\ntiles = [%s]\n' "$i" \
-        "$(sed 's/\([a-z0-9]*\)/"\1"/g; s/ /, /g' <<<"$n")"
-      i=$((i + 1))
-    done
-  } >"$cfg"
+  reference_wall_config "$wfps" "$cfg" "$(printf '[stream]\nmtu = 9000\nport_base = 50000\n%s' "${WALL_STREAM:-}")"
   # The raw path's cost on this machine now: the reference for CPU-s/GB,
   # the machine's (/proc/stat) and its threads' own, measured before the
   # wall and again after it (one measurement moved +-15% between runs).

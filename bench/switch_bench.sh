@@ -17,18 +17,7 @@ loads=${LOADS:-20}
 src=${SWITCH_SOURCE:-memory}
 cfg=$out/switch.toml
 lib=${SWITCH_LIBRARY:-$out/switch-library}
-{
-  printf '[wall]\ncolumns = 5\nrows = 3\ntile_width = 2560\ntile_height = 1600\nbezel_x = 144\nbezel_y = 144\nfps = %s\n' "$fps"
-  printf '[stream]\nmtu = 9000\nport_base = 50000\n[control]\nport = 7479\n[http]\nport = 0\n'
-  printf '[library]\npath = "%s"\n' "$lib"
-  nodes=("r0c0 r0c1" "r0c2 r0c3" "r0c4 r1c0" "r1c1 r1c2" "r1c3 r1c4" "r2c0 r2c1" "r2c2 r2c3" "r2c4")
-  i=1
-  for n in "${nodes[@]}"; do
-    printf '[[node]]\nname = "tile%02d"\naddress = "127.0.0.1"\ntiles = [%s]\n' "$i" \
-      "$(sed 's/\([a-z0-9]*\)/"\1"/g; s/ /, /g' <<<"$n")"
-    i=$((i + 1))
-  done
-} >"$cfg"
+reference_wall_config "$fps" "$cfg" "$(printf '[stream]\nmtu = 9000\nport_base = 50000\n[control]\nport = 7479\n[http]\nport = 0\n[library]\npath = "%s"' "$lib")"
 frames=4 source=(--source memory)
 if [ "$src" = disk ]; then frames=30 source=(); fi
 for m in a b; do

@@ -3,7 +3,8 @@
 // then `POST /api/load {"movie":"A"}`: every tile's frame log shows A's
 // frames, B's from frame 10 on, then A's from frame 0 on, each switch at
 // the same RTP timestamp on every tile, and no tick skipped. A movie cut
-// for another wall is refused by name, and A plays on.
+// for another wall, or with a tile file cut short, is refused by name, and
+// A plays on.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -32,6 +33,10 @@ class MovieSwitchTest : public ReceiverTest, public ::testing::WithParamInterfac
     Cut(manifest_.layout, kFramesB, 4, "B");
     Cut({3, 1}, 3, 5, "wide");
     b_ = *OpenTileStore(library_ / "B");
+    // broken: B with one tile file cut short (a copy that did not finish).
+    std::filesystem::copy(library_ / "B", library_ / "broken");
+    const auto tile = library_ / "broken" / b_.tile_files[2];
+    std::filesystem::resize_file(tile, std::filesystem::file_size(tile) / 2);
   }
   void Cut(Layout layout, uint64_t frames, uint32_t seed, const std::string& name) {
     WallSettings wall;
@@ -45,6 +50,12 @@ class MovieSwitchTest : public ReceiverTest, public ::testing::WithParamInterfac
     ASSERT_TRUE(CutMovie(**MakeSyntheticSource(wall, frames, seed, true), co).ok());
   }
 
+  // The library's A (the fixture's movie) until stopped, from the disk or
+  // from memory.
+  testing::ProcessResult PlayLibrary() {
+    return Stream(3000, "--library " + library_.string() + (memory() ? " --source memory" : ""));
+  }
+
   // From memory a tile rank sends a movie's first 4 frames only.
   uint64_t Shown(uint64_t frame) const { return memory() ? frame % 4 : frame; }
   bool memory() const { return std::string(GetParam()) == "memory"; }
@@ -56,12 +67,13 @@ class MovieSwitchTest : public ReceiverTest, public ::testing::WithParamInterfac
 TEST_P(MovieSwitchTest, LoadSwitchesEveryTileAtOneTickWithoutAGap) {
   std::ofstream(config_, std::ios::app) << "[sync]\ndeadline_ms = 500\n";
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
-  std::pair<int, std::string> refused, loaded, status;
+  std::pair<int, std::string> refused, broken, loaded, status;
   httplib::Response rest;
   int64_t back_tick = 0;
   std::thread calls([&] {
     if (!WaitForTick(25)) return;
     refused = Ctl("load wide");
+    broken = Ctl("load broken");
     loaded = Ctl("load B 10");
     status = Ctl("status");
     const int64_t switched = nlohmann::json::parse(loaded.second, nullptr, false).value("tick", 0);
@@ -76,8 +88,7 @@ TEST_P(MovieSwitchTest, LoadSwitchesEveryTileAtOneTickWithoutAGap) {
     WaitForTick(back_tick + 25);
     Ctl("stop");
   });
-  const auto tx = Stream(
-      3000, std::string("--library ") + library_.string() + (memory() ? " --source memory" : ""));
+  const auto tx = PlayLibrary();
   calls.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
@@ -86,6 +97,9 @@ TEST_P(MovieSwitchTest, LoadSwitchesEveryTileAtOneTickWithoutAGap) {
   // The movie that does not fit is refused, naming what differs.
   EXPECT_EQ(refused.first, 1) << refused.second;
   EXPECT_THAT(refused.second, HasSubstr("cannot load wide: cut for 3x1 tiles"));
+  EXPECT_EQ(broken.first, 1) << broken.second;
+  EXPECT_THAT(broken.second, HasSubstr("cannot load broken: tile r1c0"));
+  EXPECT_THAT(broken.second, HasSubstr("(truncated?)"));
   // wallctl returned once every tile showed B: the tick and frame it started at.
   ASSERT_EQ(loaded.first, 0) << loaded.second;
   const auto load = nlohmann::json::parse(loaded.second);
@@ -165,8 +179,7 @@ TEST_P(MovieSwitchTest, ThePlaylistGoesFromEachMoviesLastFrameToTheNextsFirst) {
     WaitForTick(nlohmann::json::parse(Ctl("status").second).value("tick", 0) + 10);
     Ctl("stop");
   });
-  const auto tx = Stream(
-      3000, std::string("--library ") + library_.string() + (memory() ? " --source memory" : ""));
+  const auto tx = PlayLibrary();
   calls.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);
