@@ -141,6 +141,37 @@ Result<nlohmann::json> AwaitLoad(LineChannel* c, uint64_t load, int timeout_ms,
   return Status::IoError("the tiles did not have the movie's first frames in time");
 }
 
+// One command and its reply, printed: the library as a table on a
+// terminal, and after `load` how it ended. The exit code.
+int AskOnce(LineChannel* channel, const std::string& command, const std::string& name,
+            int timeout_ms) {
+  auto reply = Ask(channel, command, timeout_ms);
+  if (!reply.ok()) {
+    spdlog::error("{}", reply.status().message());
+    return 2;
+  }
+  // The reply as JSON again (escaped: nothing a server sends reaches the
+  // terminal raw), or quoted if it is not JSON.
+  const auto j = nlohmann::json::parse(*reply, nullptr, false);
+  if (name == "movies" && JsonBool(j, "ok") && j.contains("movies") && j["movies"].is_array() &&
+      isatty(STDOUT_FILENO)) {
+    fmt::print("{}", MoviesTable(j));
+    return 0;
+  }
+  if (name == "load" && JsonBool(j, "ok") && j.contains("load") && j["load"].is_number()) {
+    auto ended = AwaitLoad(channel, j["load"].get<uint64_t>(), timeout_ms,
+                           MonotonicMs() + std::max(timeout_ms, 60'000));
+    if (!ended.ok()) {
+      spdlog::error("load: {}", ended.status().message());
+      return 2;
+    }
+    fmt::print("{}\n", JsonText(*ended));
+    return JsonBool(*ended, "ok") ? 0 : 1;
+  }
+  fmt::print("{}\n", j.is_discarded() ? Printable(*reply, 4096) : JsonText(j));
+  return JsonBool(j, "ok") ? 0 : 1;
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{
       "wallctl: controls a playing tilestream wall through the streamer's control channel.\n"
@@ -218,33 +249,7 @@ int Run(int argc, char** argv) {
 
   std::string command;
   for (const std::string& w : words) command += (command.empty() ? "" : " ") + w;
-  if (command != "watch") {
-    auto reply = Ask(&channel, command, timeout_ms);
-    if (!reply.ok()) {
-      spdlog::error("{}", reply.status().message());
-      return 2;
-    }
-    // The reply as JSON again (escaped: nothing a server sends reaches the
-    // terminal raw), or quoted if it is not JSON.
-    const auto j = nlohmann::json::parse(*reply, nullptr, false);
-    if (command == "movies" && JsonBool(j, "ok") && j.contains("movies") &&
-        j["movies"].is_array() && isatty(STDOUT_FILENO)) {
-      fmt::print("{}", MoviesTable(j));
-      return 0;
-    }
-    if (words[0] == "load" && JsonBool(j, "ok") && j.contains("load") && j["load"].is_number()) {
-      auto ended = AwaitLoad(&channel, j["load"].get<uint64_t>(), timeout_ms,
-                             MonotonicMs() + std::max(timeout_ms, 60'000));
-      if (!ended.ok()) {
-        spdlog::error("load: {}", ended.status().message());
-        return 2;
-      }
-      fmt::print("{}\n", JsonText(*ended));
-      return JsonBool(*ended, "ok") ? 0 : 1;
-    }
-    fmt::print("{}\n", j.is_discarded() ? Printable(*reply, 4096) : JsonText(j));
-    return JsonBool(j, "ok") ? 0 : 1;
-  }
+  if (command != "watch") return AskOnce(&channel, command, words[0], timeout_ms);
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

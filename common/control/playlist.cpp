@@ -31,7 +31,7 @@ void Playlist::Playing(const std::string& name) {
 
 std::optional<std::string> Playlist::After(bool wrap) const {
   if (movies_.empty()) return std::nullopt;
-  const size_t next = static_cast<size_t>(current_ + 1);
+  const size_t next = current_ < 0 ? 0 : static_cast<size_t>(current_) + 1;
   if (next < movies_.size()) return movies_[next];
   return wrap ? std::optional(movies_.front()) : std::nullopt;
 }
