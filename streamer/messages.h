@@ -104,7 +104,7 @@ struct TileStats {
   uint64_t nacks = 0;           // NACKs from the receiver (common/send/tile_sender.h)
   uint64_t retransmitted = 0;   // packets sent again (also in packets and bytes)
   uint64_t retransmitted_bytes = 0;
-  uint64_t refused_old = 0;  // asked for, but not of the last two frames
+  uint64_t refused_old = 0;  // asked for, but not of the frames kept (tile_sender.h)
   uint64_t refused_cap = 0;  // asked for, but over the retransmission cap
   int64_t cpu_ns = 0;        // CPU time of the tile's rank, shared evenly by its tiles
   int64_t elapsed_ns = 0;    // since the tile started streaming

@@ -173,8 +173,11 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     // that one is gone, or all of them would be refused as old.
     if (retransmission_) sender_->AnswerFeedback();
     frames_->Release();  // the ring frees the frame before this one
-    sender_->ForgetOlderFrames();
-    if (retired_)  // the movie before's last frame is forgotten too
+    // From memory the frames before stay retrievable: a NACK that comes a
+    // frame late (a hurried frame, a loaded receiver) is still answered.
+    // The movie before's frames are forgotten before they are closed.
+    if (!frames_->ReleasedFramesStayValid() || retired_) sender_->ForgetOlderFrames();
+    if (retired_)
       retiring_ =
           std::async(std::launch::async, [r = std::move(retired_)]() mutable { r.reset(); });
   }

@@ -127,6 +127,7 @@ void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t 
   timestamp_ = timestamp;
   next_ = 0;
   late_ = false;
+  history_[2] = history_[1];
   history_[1] = history_[0];
   history_[0] = {frame, timestamp, static_cast<uint32_t>(stats_.sequence)};
 }
@@ -192,7 +193,7 @@ void TileSender::AnswerNacks(std::span<const std::byte> datagram) {
   stats_.nacks += ours;
 }
 
-// Queues packet `sequence` of the last two frames for retransmission, if
+// Queues packet `sequence` of the last frames for retransmission, if
 // it was sent and the cap allows.
 void TileSender::Retransmit(uint16_t sequence) {
   ++stats_.requested;

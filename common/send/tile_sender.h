@@ -10,8 +10,8 @@
 // logging in SendFrame.
 //
 // Retransmission (docs/protocol.md, "Retransmission"): the sender keeps the
-// frame being sent and the one before it retrievable (views into the frame
-// buffers: the caller keeps both valid, see ForgetOlderFrames), and
+// frame being sent and the two before it retrievable (views into the frame
+// buffers: the caller keeps them valid, see ForgetOlderFrames), and
 // AnswerFeedback answers the receiver's Generic NACKs with RFC 4588
 // packets built like any burst (headers in scratch, pixels straight from
 // the frame), capped at a share of the bytes sent.
@@ -106,9 +106,9 @@ class TileSender {
   // later packet reveals (common/receive/frame_assembler.h). Answer NACKs
   // for a while after. A refused BYE is counted like any refused send.
   void EndStream();
-  // The frame before the last one begun is no longer valid (its buffer
+  // The frames before the last one begun are no longer valid (a buffer
   // went back to the ring): only the last one may be retransmitted.
-  void ForgetOlderFrames() { history_[1] = {}; }
+  void ForgetOlderFrames() { history_[1] = history_[2] = {}; }
 
   const Packetizer& packetizer() const { return packetizer_; }
   const UdpSender& socket() const { return socket_; }
@@ -156,7 +156,7 @@ class TileSender {
   uint8_t rtx_payload_type_;
   uint32_t rtx_ssrc_;
   uint16_t rtx_sequence_ = 0;
-  std::array<SentFrame, 2> history_{};  // the frame last begun, the one before
+  std::array<SentFrame, 3> history_{};  // the frame last begun, the two before
   std::vector<Resend> resends_;         // queued, up to kMaxResends
   std::vector<std::byte> rtx_headers_;  // per resend: the RTX prefix, then the original's headers
   std::vector<iovec> rtx_iov_;          // 4 per resend

@@ -74,6 +74,9 @@ class FrameProvider {
   virtual bool failed() const = 0;
   virtual std::string error() const = 0;
   virtual FrameSourceStats stats() const = 0;
+  // Whether a frame released stays valid (memory: the sender may keep
+  // older frames retrievable for retransmission; a ring reuses them).
+  virtual bool ReleasedFramesStayValid() const { return false; }
 };
 
 class DiskFrameRing final : public FrameProvider {
@@ -144,6 +147,7 @@ class MemoryFrames final : public FrameProvider {
     return frames_[index % frames_.size()].data();
   }
   void Release() override {}
+  bool ReleasedFramesStayValid() const override { return true; }
   const std::byte* LastFrame() const override { return nullptr; }
   bool failed() const override { return false; }
   std::string error() const override { return ""; }

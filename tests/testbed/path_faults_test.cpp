@@ -4,9 +4,8 @@
 // a full conntrack table does: EPERM for each such send), a display node's
 // link taken down (its switch port: no FIN or RST reaches anyone), and one
 // of the server's NICs taken down.
-// A 2x2 wall of 2560x1600 tiles at 10 fps from memory on the namespace
-// testbed. Root only. Under AddressSanitizer at 5 fps
-// (testing::MemoryWallFixture).
+// A 2x2 wall of 2560x1600 tiles at 5 fps from memory on the namespace
+// testbed (testing::MemoryWallFixture). Root only.
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -120,7 +119,7 @@ TEST_F(PathFaults, ADisplayNodeWhoseLinkDiesDoesNotFreezeTheWall) {
   for (const auto& s : report["streams"]) sender_late += s["late_frames"].get<uint64_t>();
   // The other nodes showed at least 90% of the outage's ticks: at most a
   // tenth of them skipped waiting for tile03 (and those a sender was late
-  // for). Under ASan's 5 fps a tenth is 2 ticks, under the 3 missed in a
+  // for). At 5 fps a tenth is 2 ticks, under the 3 missed in a
   // row that leave a node out: then those 3.
   const auto outage_ticks = static_cast<uint64_t>(kOutageS * kFps);
   constexpr uint64_t kMissesToLeaveOut = 3;

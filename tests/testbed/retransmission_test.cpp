@@ -1,10 +1,10 @@
 // Recovering lost packets on the testbed (docs/receiver.md, "Recovering
 // lost packets"): a 2x2 wall of 2560x1600 tiles (the reference tile size,
-// 1,375 packets a frame) at 10 fps, one tile per display node and per NIC,
-// swap sync at its default deadline, frames from memory. nftables drops
-// packets on the display nodes' links as they arrive; every frame must
-// still be shown, checksum-exact, with no tick skipped. Root only. Under
-// AddressSanitizer at 5 fps (testing::MemoryWallFixture).
+// 1,375 packets a frame) at 5 fps (testing::MemoryWallFixture says why),
+// one tile per display node and per NIC, swap sync at its default
+// deadline, frames from memory. nftables drops packets on the display
+// nodes' links as they arrive; every frame must still be shown,
+// checksum-exact, with no tick skipped. Root only.
 #include "tests/testbed/testbed_fixture.h"
 
 namespace tilestream {

@@ -310,19 +310,20 @@ class TestbedFixture : public ::testing::Test {
 };
 
 // The 2x2 wall of 2560x1600 tiles (configs/testbed-2x2.toml) from memory,
-// for the tests of loss and faults: at 10 fps, or 5 under AddressSanitizer
-// (nine processes far slower than the optimized build on CI's 2 cores
-// brought retransmissions back after their frame's window at 10 fps; half
-// the rate gives back the headroom a real server has, and what the tests
-// ask of recovery is the same). Skipped without nftables.
+// for the tests of loss and faults, at 5 fps. At 10 fps nine processes on
+// CI's 2 cores were late for a fifth of the frames, sent the rest of such a
+// frame back to back, and its successor then ended before the repair of a
+// loss in its tail came back (frames_incomplete 1, retransmit_late 42, in
+// about one run in five of the refusal and loss tests; first under
+// AddressSanitizer, then in the optimized build too). Half the rate gives
+// back the headroom a real server has; what the tests ask of recovery is
+// the same, and how recovery fares at full rate and over a long path is
+// the benchmarks' (bench/receiver_bench.sh loss) and issue 37's. Skipped
+// without nftables.
 class MemoryWallFixture : public TestbedFixture {
  protected:
   static constexpr uint64_t kStoreFrames = 4;  // --source memory sends the store's first 4
-#ifdef __SANITIZE_ADDRESS__
   static constexpr double kFps = 5;
-#else
-  static constexpr double kFps = 10;
-#endif
   static constexpr auto kTicks = static_cast<uint64_t>(20 * kFps);  // 20 s
 
   void SetUp() override {
