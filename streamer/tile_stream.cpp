@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/image/slate.h"
+
 namespace tilestream {
 namespace {
 
@@ -49,6 +51,20 @@ std::unique_ptr<FrameProvider> MemorySource(const WallConfig& c, const MovieMani
     }
   }
   return std::make_unique<MemoryFrames>(std::move(frames));
+}
+
+// What an idle wall shows: the slate's part of this tile, or black.
+std::unique_ptr<FrameProvider> IdleFrames(const WallConfig& c, uint32_t tile, std::string* error) {
+  std::vector<std::byte> frame(c.wall.tile.frame_bytes());
+  if (!c.slate_path.empty()) {
+    auto picture = ReadSlate(c.slate_path);
+    if (!picture.ok()) {
+      *error = picture.status().message();
+      return nullptr;
+    }
+    frame = SlateTile(*picture, c.wall, tile);
+  }
+  return std::make_unique<MemoryFrames>(std::vector<std::vector<std::byte>>{std::move(frame)});
 }
 
 // Tile's socket to its receiver, from NIC `nic`.
@@ -95,11 +111,10 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
   s->source_ = options.source;
   s->ring_slots_ = options.ring_frames;
   std::string error;
-  if (options.source == "memory") {
+  if (!wall.movie && !c.library_path.empty()) {  // no movie yet: the slate until a `load`
+    s->frames_ = IdleFrames(c, tile, &error);
+  } else if (options.source == "memory") {
     s->frames_ = MemorySource(c, wall.movie ? &*wall.movie : nullptr, tile, &error);
-  } else if (!wall.movie) {  // a library and no movie yet: black until a `load`
-    s->frames_ = std::make_unique<MemoryFrames>(
-        std::vector<std::vector<std::byte>>{std::vector<std::byte>(c.wall.tile.frame_bytes())});
   } else if (auto ring = DiskFrameRing::Open(*wall.movie, tile, options.ring_frames); ring.ok()) {
     ready->direct_io = (*ring)->direct();
     s->frames_ = std::move(ring).value();
@@ -177,9 +192,7 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     // frame late (a hurried frame, a loaded receiver) is still answered.
     // The movie before's frames are forgotten before they are closed.
     if (!frames_->ReleasedFramesStayValid() || retired_) sender_->ForgetOlderFrames();
-    if (retired_)
-      retiring_ =
-          std::async(std::launch::async, [r = std::move(retired_)]() mutable { r.reset(); });
+    if (retired_) Discard(std::move(retired_));
   }
   state_ = State::kIdle;
 }
@@ -235,12 +248,34 @@ TileStream::Prepared TileStream::OpenPrepared(const WallConfig& c, const std::st
 }
 
 void TileStream::Prepare(const std::string& movie_dir, uint64_t first_frame) {
+  if (preparing_.valid())  // its result, whenever it comes, is dropped there
+    discarding_.push_back(
+        std::async(std::launch::async, [f = std::move(preparing_)]() mutable { f.wait(); }));
+  if (prepared_) Discard(std::move(prepared_->frames));
   prepared_.reset();
+  wanted_ = {movie_dir, first_frame};
+  StartPreparing();
+}
+
+void TileStream::Discard(std::unique_ptr<FrameProvider> frames) {
+  if (frames)
+    discarding_.push_back(
+        std::async(std::launch::async, [f = std::move(frames)]() mutable { f.reset(); }));
+}
+
+void TileStream::StartPreparing() {
+  std::erase_if(discarding_, [](const std::future<void>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  if (!wanted_ || discarding_.size() >= kMaxDiscarding) return;  // a later preroll() starts it
   preparing_ = std::async(std::launch::async, &TileStream::OpenPrepared, std::cref(config_),
-                          source_, ring_slots_, stats_.tile, movie_dir, first_frame);
+                          source_, ring_slots_, stats_.tile, wanted_->first, wanted_->second);
+  wanted_.reset();
 }
 
 TileStream::Preroll TileStream::preroll(std::string* error) {
+  StartPreparing();
+  if (wanted_) return Preroll::kLoading;
   if (preparing_.valid() &&
       preparing_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
     prepared_.emplace(preparing_.get());
@@ -262,7 +297,6 @@ void TileStream::SwitchToPrepared() {
   const FrameSourceStats d = frames_->stats();
   disk_before_.bytes_read += d.bytes_read;
   disk_before_.read_ns += d.read_ns;
-  if (retiring_.valid()) retiring_.wait();  // the movie before the last: long gone
   retired_ = std::move(frames_);
   frames_ = std::move(prepared_->frames);
   prepared_.reset();

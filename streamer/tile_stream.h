@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/send/tile_sender.h"
 #include "common/store/frame_ring.h"
@@ -50,7 +52,9 @@ class TileStream {
   // Pre-roll of a `load` (docs/streamer.md, "Loading a movie"): opens this
   // tile of the store in `movie_dir` on a thread of its own and reads from
   // `first_frame` on, while the current movie plays. A newer Prepare
-  // replaces it (waiting for the older one's opening to end).
+  // replaces it; what it replaces is closed on a thread of its own, and
+  // while kMaxDiscarding such closings are under way (a `load` storm) the
+  // opening waits for one to end: the caller never does.
   void Prepare(const std::string& movie_dir, uint64_t first_frame);
   enum class Preroll { kNone, kLoading, kReady, kFailed };
   // How the pre-roll goes: ready once its first frames are read; *error
@@ -112,6 +116,9 @@ class TileStream {
     uint64_t frame_count = 0;
     std::string error;
   };
+  void Discard(std::unique_ptr<FrameProvider> frames);
+  void StartPreparing();  // the wanted opening, unless too many closings are under way
+  static constexpr size_t kMaxDiscarding = 4;
   static Prepared OpenPrepared(const WallConfig& c, const std::string& source, uint32_t slots,
                                uint32_t tile, const std::string& movie_dir, uint64_t first);
   void Report(const std::string& error);
@@ -119,15 +126,18 @@ class TileStream {
   const WallConfig& config_;
   uint32_t nic_;  // the NIC it streams from now
   std::unique_ptr<FrameProvider> frames_;
-  // Loading: the opening under way, its result, and the frames of the movie
-  // before, kept until the sender forgets its last frame (then closed on
-  // a thread of their own: a ring's reader is joined, its buffers freed).
+  // Loading: the opening wanted (movie directory, first frame), the one
+  // under way, its result, and the frames of the movie before, kept until
+  // the sender forgets its last frame. What is no longer wanted is closed
+  // on a thread of its own (a memory source may still be reading a whole
+  // movie; a ring's reader is joined, its buffers freed), reaped when done.
   std::string source_;
   uint32_t ring_slots_ = 0;
+  std::optional<std::pair<std::string, uint64_t>> wanted_;
   std::future<Prepared> preparing_;
   std::optional<Prepared> prepared_;
   std::unique_ptr<FrameProvider> retired_;
-  std::future<void> retiring_;
+  std::vector<std::future<void>> discarding_;
   FrameSourceStats disk_before_;  // of the movies before this one
   std::unique_ptr<TileSender> sender_;
   State state_ = State::kIdle;
