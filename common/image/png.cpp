@@ -1,5 +1,6 @@
 #include "common/image/png.h"
 
+#include <fmt/format.h>
 #include <png.h>
 
 namespace tilestream {
@@ -20,6 +21,27 @@ Result<std::string> EncodePng(uint32_t width, uint32_t height, std::span<const s
   if (!png_image_write_to_memory(&image, out.data(), &size, 0, rgb.data(), stride, nullptr))
     return Status::Internal(std::string("png: ") + image.message);
   out.resize(size);
+  return out;
+}
+
+Result<Image> ReadPng(const std::string& path, uint64_t max_pixels) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str()))
+    return Status::InvalidArgument(path + ": " + image.message);
+  if (uint64_t{image.width} * image.height > max_pixels) {
+    png_image_free(&image);
+    return Status::InvalidArgument(fmt::format("{}: {}x{} is more than {} pixels", path,
+                                               image.width, image.height, max_pixels));
+  }
+  image.format = PNG_FORMAT_RGB;
+  Image out;
+  out.width = image.width;
+  out.height = image.height;
+  out.rgb.resize(PNG_IMAGE_SIZE(image));
+  const png_color black{0, 0, 0};  // under what was transparent
+  if (!png_image_finish_read(&image, &black, out.rgb.data(), 0, nullptr))
+    return Status::InvalidArgument(path + ": " + image.message);
   return out;
 }
 

@@ -706,8 +706,9 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   if (const toml::table* t = Section(r, root, "joystick")) ReadJoystick(r, *t, &c.joystick);
   if (const toml::table* t = Section(r, root, "mpi")) ReadMpi(r, *t, &c.mpi);
   if (const toml::table* t = Section(r, root, "library")) {
-    r.CheckKeys(*t, "library", {"path"});
+    r.CheckKeys(*t, "library", {"path", "slate"});
     r.String(*t, "library", "path", &c.library_path);
+    r.String(*t, "library", "slate", &c.slate_path);
   }
   TableArray(r, root, "server", [&](const toml::table& t, const std::string& path) {
     c.servers.emplace_back();

@@ -199,6 +199,9 @@ struct WallConfig {
   HttpSettings http;
   // [library] path: the movie library (docs/control.md, `movies`); empty: none.
   std::string library_path;
+  // [library] slate: the picture an idle wall shows (PNG or PPM, scaled to
+  // fit, streamer/slate.h); empty: black.
+  std::string slate_path;
   SyncSettings sync;
   JoystickMap joystick;
   MpiSettings mpi;

@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/image/png.h"
+#include "common/image/slate.h"
+#include "common/wall/wall_config.h"
 #include "tests/receiver/live_wall.h"
 
 namespace tilestream {
@@ -224,9 +227,10 @@ TEST_P(MovieSwitchTest, ThePlaylistGoesFromEachMoviesLastFrameToTheNextsFirst) {
       // loaded sender let go by may be.
       EXPECT_EQ(at(-1), std::make_pair('A', Shown(kFrames - 1))) << "tile " << tile;
       for (int64_t f = 0; f < static_cast<int64_t>(kFramesB); ++f)
-        if (at(f).first != '-' || f == 0 || f + 1 == static_cast<int64_t>(kFramesB))
+        if (at(f).first != '-' || f == 0 || f + 1 == static_cast<int64_t>(kFramesB)) {
           EXPECT_EQ(at(f), std::make_pair('B', Shown(static_cast<uint64_t>(f))))
               << "tile " << tile << " B frame " << f;
+        }
       EXPECT_EQ(at(kFramesB), std::make_pair('A', uint64_t{0})) << "tile " << tile;
     }
   }
@@ -236,11 +240,22 @@ TEST_P(MovieSwitchTest, ThePlaylistGoesFromEachMoviesLastFrameToTheNextsFirst) {
 // A wall started with a library and no movie plays black until a `load`;
 // then A from frame 0, on every tile at one tick. (From the disk only:
 // `--source memory` without a movie is the synthetic pattern.)
-TEST_F(ReceiverTest, AWallStartedWithoutAMovieIsBlackUntilALoad) {
+// Started with a library and no movie, the wall shows its slate (a PNG of
+// half the wall's size, scaled to fit) on every tile until the first
+// `load`, then that movie from the same tick on every tile.
+TEST_F(ReceiverTest, AWallStartedWithoutAMovieShowsItsSlateUntilALoad) {
   const std::filesystem::path library = dir_ / "library";
   std::filesystem::create_directories(library);
   std::filesystem::create_directory_symlink(dir_ / "movie", library / "A");
-  std::ofstream(config_, std::ios::app) << "[sync]\ndeadline_ms = 500\n";
+  auto wall = LoadWallConfig(config_);
+  ASSERT_TRUE(wall.ok()) << wall.status().message();
+  Image picture{wall->wall.source_width() / 2, wall->wall.source_height() / 2, {}};
+  picture.rgb.resize(size_t{picture.width} * picture.height * 3);
+  for (size_t i = 0; i < picture.rgb.size(); ++i) picture.rgb[i] = std::byte(i * 7 / 3);
+  std::ofstream(dir_ / "slate.png", std::ios::binary)
+      << *EncodePng(picture.width, picture.height, picture.rgb);
+  std::ofstream(config_, std::ios::app)
+      << "[sync]\ndeadline_ms = 500\n[library]\nslate = \"" << (dir_ / "slate.png") << "\"\n";
   const pid_t left = StartReceiver("left", "left"), right = StartReceiver("right", "right");
   std::pair<int, std::string> idle, loaded;
   std::thread calls([&] {
@@ -261,24 +276,24 @@ TEST_F(ReceiverTest, AWallStartedWithoutAMovieIsBlackUntilALoad) {
   EXPECT_THAT(idle.second, HasSubstr(R"("movie":"")"));
   ASSERT_EQ(loaded.first, 0) << loaded.second;
 
-  const std::vector<std::byte> zeros(manifest_.tile.frame_bytes());
-  char black[17];
-  snprintf(black, sizeof black, "%016llx",
-           static_cast<unsigned long long>(FrameChecksum(zeros.data(), zeros.size())));
   std::optional<uint32_t> switch_ts;
   for (const std::string tag : {"left", "right"}) {
     for (const auto& [tile, frames] : FrameLog(tag)) {
+      const std::vector<std::byte> part = SlateTile(picture, wall->wall, tile);
+      char slate[17];
+      snprintf(slate, sizeof slate, "%016llx",
+               static_cast<unsigned long long>(FrameChecksum(part.data(), part.size())));
       const auto a = FrameOfChecksum(tile);
       std::optional<uint32_t> first_a;
       for (const auto& [ts, sum] : frames) {
         if (!first_a && a.count(sum)) first_a = ts;
         if (!first_a)
-          EXPECT_EQ(sum, black) << "tile " << tile << ": black before the load";
+          EXPECT_EQ(sum, slate) << "tile " << tile << ": the slate before the load";
         else
           EXPECT_EQ(a.count(sum) ? a.at(sum) : 999, (ts - *first_a) / 3600 % kFrames);
       }
       ASSERT_TRUE(first_a) << "tile " << tile;
-      EXPECT_NE(*first_a, frames.begin()->first) << "black first";
+      EXPECT_NE(*first_a, frames.begin()->first) << "the slate first";
       if (!switch_ts) switch_ts = first_a;
       EXPECT_EQ(*first_a, *switch_ts) << "tile " << tile;
     }
