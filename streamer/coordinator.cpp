@@ -115,11 +115,11 @@ class Coordinator {
                         c_.wall.fps, c_.joystick);
       commands_.set_playback(&*playback_);
       if (!c_.library_path.empty()) {
-        commands_.set_movie_list(LibraryLister(c_));
+        commands_.set_movie_list(LibraryLister(c_, movies_.presence()));
         commands_.set_movie_loader(
             [this](const std::string& name, uint64_t frame) { return movies_.Load(name, frame); });
         commands_.set_playlist(movies_.playlist(), [this](const std::string& name) {
-          return LoadableMovie(c_, name, 0).status();
+          return LoadableMovie(c_, name, 0, movies_.presence()).status();
         });
       }
       if (c_.sync.enabled) WaitForDisplayNodes();
@@ -320,6 +320,7 @@ class Coordinator {
     wall.metrics = [this] { return WallMetrics(StatusView(), playback_ ? &*playback_ : nullptr); };
     wall.wall_picture = [this] { return thumbnails_.Wall(); };
     wall.tile_picture = [this](std::string_view tile) { return thumbnails_.Tile(tile); };
+    if (!c_.library_path.empty()) wall.movies = LibraryLister(c_, movies_.presence());
     auto http = HttpApi::Start(c_, std::move(wall));
     if (!http.ok()) {
       spdlog::error("{}", http.status().message());

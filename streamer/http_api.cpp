@@ -33,7 +33,8 @@ Result<std::unique_ptr<HttpApi>> HttpApi::Start(const WallConfig& config, WallEn
                           config.http.listen_address, config.http.port);
   if (!o.ok()) return o.status();
   std::unique_ptr<HttpApi> api(new HttpApi(std::move(wall), config.library_path));
-  if (!config.library_path.empty()) api->movies_ = LibraryLister(config);
+  api->movies_ = api->wall_.movies;
+  if (!api->movies_ && !config.library_path.empty()) api->movies_ = LibraryLister(config);
   o->counters = &api->counters_;
   auto service = HttpService::Start(*o, api->Routes());
   if (!service.ok()) return service.status();

@@ -39,6 +39,8 @@ struct WallEndpoints {
   std::function<Image()> wall_picture;                        // the wall's thumbnails, composed
   // A tile's thumbnail (width 0: none yet); nothing when there is no such tile.
   std::function<std::optional<Image>(std::string_view tile)> tile_picture;
+  // GET /api/movies; unset: the library of the config, as this host sees it.
+  ControlCommands::MovieList movies;
 };
 
 class HttpApi {

@@ -21,6 +21,8 @@ enum MessageTag : int {
                       // (streamer/thumbnail_board.h: a header, then the pixels)
   kTagLoad = 5,       // 0 -> tile: pre-roll another movie (a `load`)
   kTagLoaded = 6,     // tile -> 0: that movie's first frames are in, or why not
+  kTagLibrary = 7,    // tile -> 0: its server's whole movies, a name a line
+                      // (common/control/library_presence.h; text, not a struct)
 };
 
 enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2 };

@@ -63,10 +63,11 @@ void MovieLoads::AddStatus(nlohmann::json* out) const {
 }
 
 Result<MovieLoads::Movie> LoadableMovie(const WallConfig& c, const std::string& name,
-                                        uint64_t first_frame) {
+                                        uint64_t first_frame, const LibraryPresence* presence) {
   if (c.library_path.empty())
     return Status::InvalidArgument("no movie library (library.path, or streamer --library)");
-  const LibraryMovie m = LookUpMovie(c.library_path, name, c.wall, TilesOnThisHost(c));
+  LibraryMovie m = LookUpMovie(c.library_path, name, c.wall, TilesOnThisHost(c));
+  if (m.problem.empty() && presence) m.problem = presence->Missing(name);
   if (!m.problem.empty())
     return Status::InvalidArgument(fmt::format("cannot load {}: {}", name, m.problem));
   if (first_frame >= m.manifest->frames)

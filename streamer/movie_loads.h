@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/control/library_presence.h"
 #include "common/wall/wall_config.h"
 #include "streamer/messages.h"
 
@@ -63,8 +64,10 @@ class MovieLoads {
 
 // Movie `name` of c's library, if it can be loaded from `first_frame`: it
 // fits the wall and its files for this host's tiles are whole (each tile
-// rank opens its own). Else why not, naming what differs.
+// rank opens its own), and, with `presence`, every other server has it.
+// Else why not, naming what differs.
 Result<MovieLoads::Movie> LoadableMovie(const WallConfig& c, const std::string& name,
-                                        uint64_t first_frame);
+                                        uint64_t first_frame,
+                                        const LibraryPresence* presence = nullptr);
 
 }  // namespace tilestream

@@ -6,7 +6,9 @@
 #include <mpi.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "streamer/messages.h"
 
@@ -55,6 +57,21 @@ bool TryReceive(MPI_Comm comm, int source, MessageTag tag, Message* out, int* fr
   if (!MessageWaiting(comm, source, tag, &sender)) return false;
   MPI_Recv(out, sizeof *out, MPI_BYTE, sender, tag, comm, MPI_STATUS_IGNORE);
   if (from) *from = sender;
+  return true;
+}
+
+// Takes one waiting text message of `tag` (any source; the job's own
+// ranks) into *out: true, with its sender in *from. Never blocks.
+inline bool TryReceiveText(MPI_Comm comm, MessageTag tag, std::string* out, int* from) {
+  int pending = 0;
+  MPI_Status st;
+  MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &pending, &st);
+  if (!pending) return false;
+  int bytes = 0;
+  MPI_Get_count(&st, MPI_BYTE, &bytes);
+  out->resize(static_cast<size_t>(std::max(bytes, 0)));
+  MPI_Recv(out->data(), bytes, MPI_BYTE, st.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE);
+  *from = st.MPI_SOURCE;
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include "common/image/thumbnail.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/doorbell.h"
+#include "streamer/library_reporter.h"
 #include "streamer/nic_failover.h"
 #include "streamer/numa_placement.h"
 #include "streamer/placement.h"
@@ -92,6 +93,7 @@ class TileRank {
     }
     bench_.resize(streams_.size());
     loads_.emplace(comm_.comm, &streams_);
+    if (!options_.bench) library_ = LibraryReporter::For(c, tiles_);
     failover_.emplace(c, c.nics[c.routes[tiles_.front()].nic].server);
     return ok;
   }
@@ -122,6 +124,7 @@ class TileRank {
       }
     }
     if (coordinator_gone_) return false;
+    if (library_) library_->Finish();
     SendStats(true);
     return true;
   }
@@ -323,6 +326,7 @@ class TileRank {
     for (const auto& s : streams_) error = error || s->error_pending();
     if (now - last_stats_ns_ < kStatsPeriodNs && !error) return;
     last_stats_ns_ = now;
+    if (library_) library_->MaybeSend(comm_.comm);
     SendStats(false);
   }
 
@@ -403,7 +407,8 @@ class TileRank {
   std::vector<pollfd> waits_;
   std::vector<TileStream*> feedback_streams_;  // the streams of the NACK sockets
   std::optional<NicFailover> failover_;
-  std::optional<RankLoads> loads_;  // `load`: pre-roll and switch
+  std::optional<RankLoads> loads_;            // `load`: pre-roll and switch
+  std::unique_ptr<LibraryReporter> library_;  // its server's movies, if this rank says them
   std::optional<DoorbellListener> doorbell_;
   TickWait ticks_{false};  // the wait for the next tick (streamer/tick_wait.h)
   int64_t silence_limit_ns_ = kGoTimeoutNs;

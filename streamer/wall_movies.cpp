@@ -22,10 +22,10 @@ MovieLoads::Movie PlayingFirst(const Wall& wall) {
 }  // namespace
 
 WallMovies::WallMovies(MPI_Comm comm, const WallConfig& c, const RankPlan& plan, const Wall& wall)
-    : comm_(comm), c_(c), plan_(plan), loads_(c.tile_count(), PlayingFirst(wall)) {}
+    : comm_(comm), c_(c), plan_(plan), loads_(c.tile_count(), PlayingFirst(wall)), presence_(c) {}
 
 Result<nlohmann::json> WallMovies::Load(const std::string& name, uint64_t frame, bool at_end) {
-  auto movie = LoadableMovie(c_, name, frame);
+  auto movie = LoadableMovie(c_, name, frame, &presence_);
   if (!movie.ok()) return movie.status();
   const LoadMessage m = loads_.Begin(*movie, frame, at_end);
   for (int rank = 1; rank <= plan_.tile_ranks(); ++rank) SendMessage(comm_, rank, kTagLoad, m);
@@ -40,6 +40,11 @@ void WallMovies::DrainReports() {
     if (m.tile >= c_.tile_count() || plan_.rank(m.tile) != from) continue;  // not from its rank
     const std::string tile = TileId::FromIndex(m.tile, c_.wall.layout).Name();
     if (auto error = loads_.Loaded(m, tile)) spdlog::error("{}", *error);
+  }
+  std::string names;
+  while (TryReceiveText(comm_, kTagLibrary, &names, &from)) {
+    if (from >= 1 && from <= plan_.tile_ranks() && !plan_.tiles(from).empty())
+      presence_.Report(c_.routes[plan_.tiles(from).front()].server, names);
   }
 }
 

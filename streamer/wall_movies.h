@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/base/result.h"
+#include "common/control/library_presence.h"
 #include "common/control/playback.h"
 #include "common/control/playlist.h"
 #include "common/wall/wall_config.h"
@@ -30,8 +31,11 @@ class WallMovies {
   // the reply's fields. `at_end`: switched to only as the movie playing
   // ends (the playlist's next).
   Result<nlohmann::json> Load(const std::string& name, uint64_t frame, bool at_end = false);
-  // Takes the ranks' pre-roll reports (each failure said once).
+  // Takes the ranks' pre-roll reports (each failure said once) and their
+  // servers' library reports.
   void DrainReports();
+  // Which movies every server holds (the listing's and load's check).
+  const LibraryPresence* presence() const { return &presence_; }
   // Before tick `tick` is played by `playback`: the switch, if every tile
   // is ready, and the playlist's next pre-roll when it is due.
   void BeforeTick(uint64_t tick, Playback* playback);
@@ -50,6 +54,7 @@ class WallMovies {
   const WallConfig& c_;
   const RankPlan& plan_;
   MovieLoads loads_;
+  LibraryPresence presence_;
   Playlist playlist_;
   bool at_end_ = false;         // the movie playing sent its last frame (forwards)
   uint64_t advanced_from_ = 0;  // the playlist advanced from generation - 1

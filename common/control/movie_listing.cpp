@@ -45,11 +45,12 @@ std::function<bool(uint32_t tile)> TilesOnThisHost(const WallConfig& c) {
   return [here](uint32_t t) { return t < here.size() && here[t]; };
 }
 
-ControlCommands::MovieList LibraryLister(const WallConfig& c) {
-  return [path = c.library_path, wall = c.wall,
-          here = TilesOnThisHost(c)]() -> Result<nlohmann::json> {
+ControlCommands::MovieList LibraryLister(const WallConfig& c, const LibraryPresence* presence) {
+  return [path = c.library_path, wall = c.wall, here = TilesOnThisHost(c),
+          presence]() -> Result<nlohmann::json> {
     auto library = ScanLibrary(path, wall, here);
     if (!library.ok()) return library.status();
+    if (presence) presence->Apply(&*library);
     return MovieListing(path, *library);
   };
 }

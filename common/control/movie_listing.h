@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/control/control_commands.h"
+#include "common/control/library_presence.h"
 #include "common/store/movie_library.h"
 #include "common/wall/wall_config.h"
 
@@ -25,8 +26,10 @@ std::function<bool(uint32_t tile)> TilesOnThisHost(const WallConfig& c);
 
 // What `movies` answers on this host for config `c`'s library.path:
 // scanned anew each time (a movie copied in shows at once), the tile files
-// checked only for the tiles this host's server streams. REQUIRES:
-// c.library_path is not empty.
-ControlCommands::MovieList LibraryLister(const WallConfig& c);
+// checked only for the tiles this host's server streams; with `presence`
+// (which outlives the lister) a movie missing on another server does not
+// fit. REQUIRES: c.library_path is not empty.
+ControlCommands::MovieList LibraryLister(const WallConfig& c,
+                                         const LibraryPresence* presence = nullptr);
 
 }  // namespace tilestream

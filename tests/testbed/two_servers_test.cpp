@@ -6,6 +6,8 @@
 // agent). Skipped (with the reason) when not root or without namespaces.
 #include <gmock/gmock.h>
 
+#include <filesystem>
+#include <set>
 #include <thread>
 
 #include "tests/testbed/testbed_fixture.h"
@@ -28,12 +30,13 @@ class TwoServers : public testing::TestbedFixture {
     SetUpWall("testbed-two-servers.toml", "[sync]\ndeadline_ms = 500", kFrames, "up-two-servers");
   }
 
-  // scripts/streamer.sh on ts-srv1 as a user runs it; `tail` ends the command.
-  std::string LaunchCommand(uint64_t ticks) {
+  // scripts/streamer.sh on ts-srv1 as a user runs it; `movie` names what
+  // it plays.
+  std::string LaunchCommand(uint64_t ticks, const std::string& movie = "--movie movie") {
     return "MPIRUN_FLAGS='--mca plm_rsh_agent " + kSourceDir +
            "/scripts/testbed-rsh' STREAMER=" STREAMER_PATH " timeout 120 " + kSourceDir +
            "/scripts/testbed.sh exec srv1 " + kSourceDir + "/scripts/streamer.sh --config " +
-           config_path_ + " --movie movie --ticks " + std::to_string(ticks) + " -q --json " +
+           config_path_ + " " + movie + " --ticks " + std::to_string(ticks) + " -q --json " +
            (dir_ / "streamer.json");
   }
   ProcessResult StreamOverBoth(uint64_t ticks) { return Shell(LaunchCommand(ticks), dir_); }
@@ -130,6 +133,88 @@ TEST_F(TwoServers, PauseAndSeekShowThatFrameOnEveryTileOfBothServers) {
       for (size_t i = sums.size() - 3; i < sums.size(); ++i)
         EXPECT_EQ(sums[i], testing::StoreFrameChecksum(movie_, tile, 5))
             << "tile " << tile << " (" << ServerOf(tile) << ") frame " << i;
+    }
+  }
+  EXPECT_EQ(tiles, config_.tile_count());
+}
+
+// A library whose movie B lacks the second server's tile files (a copy to
+// that server not made yet): B is listed as not fitting, naming that
+// server, and `load B` is refused while A plays on. Once B's files are
+// there too, it is listed as fitting and loads on every tile of both
+// servers.
+TEST_F(TwoServers, AMovieCountsAsPresentOnlyWhenEveryServerHasIt) {
+  const std::filesystem::path library = dir_ / "library", whole_b = dir_ / "B-whole";
+  std::filesystem::create_directories(library);
+  std::filesystem::create_directory_symlink(dir_ / "movie", library / "A");
+  CutOptions co;
+  co.wall = config_.wall;
+  co.out_dir = whole_b;
+  co.progress = false;
+  ASSERT_TRUE(CutMovie(**MakeSyntheticSource(config_.wall, kFrames, 4, true), co).ok());
+  const MovieManifest b = *OpenTileStore(whole_b);
+  std::filesystem::copy(whole_b, library / "B");
+  for (uint32_t t = 0; t < config_.tile_count(); ++t)
+    if (ServerOf(t) == "ts-srv2") std::filesystem::remove(library / "B" / b.tile_files[t]);
+
+  // B's entry in `movies` once `done` holds of it (the servers look every 5 s).
+  const auto b_listed = [&](auto done) {
+    nlohmann::json entry;
+    testing::WaitFor([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const auto j = nlohmann::json::parse(Ctl("movies").second, nullptr, false);
+      if (!j.is_object() || !j["movies"].is_array()) return false;
+      for (const auto& m : j["movies"])
+        if (m.value("name", "") == "B") entry = m;
+      return done(entry);
+    });
+    return entry;
+  };
+  StartReceivers();
+  nlohmann::json missing, whole;
+  std::pair<int, std::string> refused, loaded;
+  std::thread control([&] {
+    ASSERT_TRUE(testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      return j.is_object() && j.value("tick", int64_t{-1}) >= 10;
+    })) << "the wall never played";
+    missing = b_listed([](const nlohmann::json& m) { return m.contains("problem"); });
+    refused = Ctl("load B");
+    for (uint32_t t = 0; t < config_.tile_count(); ++t)
+      if (ServerOf(t) == "ts-srv2")
+        std::filesystem::copy(whole_b / b.tile_files[t], library / "B" / b.tile_files[t]);
+    whole = b_listed([](const nlohmann::json& m) { return m.value("fits", false); });
+    loaded = Ctl("load B 2");
+    const auto switched = nlohmann::json::parse(loaded.second, nullptr, false).value("tick", 0);
+    testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      return j.is_object() && j.value("tick", int64_t{-1}) >= switched + 25;
+    });
+    Ctl("stop");
+  });
+  const ProcessResult tx =
+      Shell(LaunchCommand(100000, "--library " + library.string() + " --movie A"), dir_);
+  control.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  StopReceivers(SentFrames());
+
+  EXPECT_EQ(missing.value("fits", true), false) << missing.dump();
+  EXPECT_THAT(missing.value("problem", ""), HasSubstr("not on server ts-srv2")) << missing.dump();
+  EXPECT_EQ(refused.first, 1) << refused.second;
+  EXPECT_THAT(refused.second, HasSubstr("cannot load B: not on server ts-srv2"));
+  EXPECT_EQ(whole.value("fits", false), true) << whole.dump();
+  ASSERT_EQ(loaded.first, 0) << loaded.second;
+  // Every tile of both servers ends on B's frames.
+  uint32_t tiles = 0;
+  for (const DisplayNode& node : config_.nodes) {
+    for (const auto& [tile, frames] : testing::ReadFrameLog(dir_ / (node.name + ".txt"))) {
+      ++tiles;
+      ASSERT_FALSE(frames.empty()) << "tile " << tile;
+      std::set<std::string> b_frames;
+      for (uint64_t f = 0; f < kFrames; ++f)
+        b_frames.insert(testing::StoreFrameChecksum(b, tile, f));
+      EXPECT_TRUE(b_frames.contains(frames.rbegin()->second))
+          << "tile " << tile << " (" << ServerOf(tile) << ") did not end on B";
     }
   }
   EXPECT_EQ(tiles, config_.tile_count());
