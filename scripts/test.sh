@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs the dependencies, builds, checks the
-# house style (scripts/check-style.sh: clang-format and the agreed
-# clang-tidy checks; a finding fails the run), and runs every test in a
+# house style (scripts/check-style.sh: clang-format over every file, the
+# agreed clang-tidy checks over what changed since the last clean whole
+# pass, .ci/tidy-clean; a finding fails the run), and runs every test in a
 # normal build (with the receiver's end-to-end tests once more against a
 # ThreadSanitizer build of it), then under AddressSanitizer and
 # UndefinedBehaviorSanitizer every unit test and the live tests that are
@@ -16,7 +17,7 @@ scripts/install-deps.sh
 stage build
 scripts/build.sh build
 stage style
-scripts/check-style.sh build
+scripts/check-style.sh build --changed
 stage "receiver under ThreadSanitizer"
 scripts/build.sh --tsan
 stage "AddressSanitizer and UndefinedBehaviorSanitizer build"
