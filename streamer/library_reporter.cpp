@@ -1,5 +1,7 @@
 #include "streamer/library_reporter.h"
 
+#include <algorithm>
+
 #include "common/control/library_presence.h"
 #include "common/control/movie_listing.h"
 #include "common/store/movie_library.h"
@@ -10,8 +12,9 @@ namespace tilestream {
 std::unique_ptr<LibraryReporter> LibraryReporter::For(const WallConfig& c,
                                                       const std::vector<uint32_t>& tiles) {
   if (!c.several_servers() || c.library_path.empty() || tiles.empty()) return nullptr;
-  const uint32_t server = c.routes[tiles.front()].server;
-  for (uint32_t t = 0; t < tiles.front(); ++t)
+  const uint32_t lowest = *std::min_element(tiles.begin(), tiles.end());
+  const uint32_t server = c.routes[lowest].server;
+  for (uint32_t t = 0; t < lowest; ++t)
     if (c.routes[t].server == server) return nullptr;  // a lower tile's rank reports
   return std::unique_ptr<LibraryReporter>(new LibraryReporter(c));
 }

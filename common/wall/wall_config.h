@@ -200,7 +200,7 @@ struct WallConfig {
   // [library] path: the movie library (docs/control.md, `movies`); empty: none.
   std::string library_path;
   // [library] slate: the picture an idle wall shows (PNG or PPM, scaled to
-  // fit, streamer/slate.h); empty: black.
+  // fit, common/image/slate.h); empty: black.
   std::string slate_path;
   SyncSettings sync;
   JoystickMap joystick;
