@@ -15,14 +15,17 @@
 # NIC (5), from disk at 8 fps, and at 6 fps for the CPU ratio: about 6
 # minutes on 16 cores (each run takes its seconds plus 25-55 s). The
 # faults of the path (issue 34): n16-22fps-refused:16:22:60::refused=10
-# n16-22fps-lost:16:22:60::lost=10.
+# n16-22fps-lost:16:22:60::lost=10. A NAME starting with "switch" runs
+# bench/switch_bench.sh instead (20 loads at FPS, from memory, or from disk
+# with SOURCE disk; RANKS and SECS unused): switch-22fps:1:22:0 (issue 36).
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 PORTABLE_DIR RESULTS_DIR [NAME:RANKS:FPS:SECS[:disk]...]" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 portable=$1 results=$2
 shift 2
 runs=("$@")
-[ ${#runs[@]} -gt 0 ] || runs=(n16-22fps:16:22:60 n5-22fps:5:22:60 disk-8fps:16:8:40:disk n16-6fps:16:6:60)
+[ ${#runs[@]} -gt 0 ] || runs=(n16-22fps:16:22:60 n5-22fps:5:22:60 disk-8fps:16:8:40:disk n16-6fps:16:6:60
+                                switch-22fps:1:22:0)
 mkdir -p "$results"
 log=$results/all.log
 # shellcheck source=/dev/null
@@ -47,9 +50,15 @@ for run in "${runs[@]}"; do
   esac
   [ "$ranks" = 1 ] || extra+=(WALL_RANKS="$ranks")
   [ "${source:-}" = disk ] && extra+=(WALL_SOURCE=disk WALL_MOVIE="$PWD/movies/reference")
-  env OUT="$dir" WALL_FPS="$fps" WALL_SECS="$wsecs" "${extra[@]}" \
-    timeout --kill-after 10 $((wsecs + 120)) bench/receiver_bench.sh wall >>"$log" 2>&1 ||
-    echo "$name: rc $?" >>"$log"
+  if [[ $name == switch* ]]; then
+    mkdir -p "$dir"
+    env OUT="$dir" SWITCH_FPS="$fps" SWITCH_SOURCE="${source:-memory}" \
+      timeout --kill-after 10 300 bench/switch_bench.sh >>"$log" 2>&1 || echo "$name: rc $?" >>"$log"
+  else
+    env OUT="$dir" WALL_FPS="$fps" WALL_SECS="$wsecs" "${extra[@]}" \
+      timeout --kill-after 10 $((wsecs + 120)) bench/receiver_bench.sh wall >>"$log" 2>&1 ||
+      echo "$name: rc $?" >>"$log"
+  fi
   pkill -9 -f build/receiver/receiver 2>/dev/null
   pkill -9 -x mpirun 2>/dev/null
   pkill -9 -x streamer 2>/dev/null
