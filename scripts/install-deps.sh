@@ -12,7 +12,7 @@ packages=(
   libcpp-httplib-dev libpng-dev
   libopenmpi-dev openmpi-bin libnuma-dev
   libsdl2-dev libglew-dev libgl-dev libgl1-mesa-dri xvfb xauth
-  iproute2 nftables xfsprogs e2fsprogs mount iperf3 netpbm gnuplot-nox
+  iproute2 nftables xfsprogs e2fsprogs mount iperf3 netpbm gnuplot-nox patchelf
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good libgstreamer1.0-dev ffmpeg stress-ng
   prometheus chromium chromium-driver python3-selenium curl lintian
 )
