@@ -191,8 +191,9 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     // From memory the frames before stay retrievable: a NACK that comes a
     // frame late (a hurried frame, a loaded receiver) is still answered.
     // The movie before's frames are forgotten before they are closed.
-    if (!frames_->ReleasedFramesStayValid() || retired_) sender_->ForgetOlderFrames();
-    if (retired_) Discard(std::move(retired_));
+    if (!frames_->ReleasedFramesStayValid() || !retired_.empty()) sender_->ForgetOlderFrames();
+    for (auto& r : retired_) Discard(std::move(r));
+    retired_.clear();
   }
   state_ = State::kIdle;
 }
@@ -297,7 +298,9 @@ void TileStream::SwitchToPrepared() {
   const FrameSourceStats d = frames_->stats();
   disk_before_.bytes_read += d.bytes_read;
   disk_before_.read_ns += d.read_ns;
-  retired_ = std::move(frames_);
+  // Kept with any movie switched from before it that no frame since was
+  // sent whole from (the sender's history may still point into either).
+  retired_.push_back(std::move(frames_));
   frames_ = std::move(prepared_->frames);
   prepared_.reset();
 }

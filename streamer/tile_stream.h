@@ -127,8 +127,9 @@ class TileStream {
   uint32_t nic_;  // the NIC it streams from now
   std::unique_ptr<FrameProvider> frames_;
   // Loading: the opening wanted (movie directory, first frame), the one
-  // under way, its result, and the frames of the movie before, kept until
-  // the sender forgets its last frame. What is no longer wanted is closed
+  // under way, its result, and the frames of the movies before (one, or
+  // more when no frame was sent whole between switches), kept until the
+  // sender forgets their last frames. What is no longer wanted is closed
   // on a thread of its own (a memory source may still be reading a whole
   // movie; a ring's reader is joined, its buffers freed), reaped when done.
   std::string source_;
@@ -136,7 +137,7 @@ class TileStream {
   std::optional<std::pair<std::string, uint64_t>> wanted_;
   std::future<Prepared> preparing_;
   std::optional<Prepared> prepared_;
-  std::unique_ptr<FrameProvider> retired_;
+  std::vector<std::unique_ptr<FrameProvider>> retired_;
   std::vector<std::future<void>> discarding_;
   FrameSourceStats disk_before_;  // of the movies before this one
   std::unique_ptr<TileSender> sender_;
