@@ -9,10 +9,10 @@ packages=(
   build-essential cmake pkg-config git ca-certificates clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  libcpp-httplib-dev libpng-dev
+  libcpp-httplib-dev libpng-dev libnetfilter-queue-dev libmnl-dev
   libopenmpi-dev openmpi-bin libnuma-dev
   libsdl2-dev libglew-dev libgl-dev libgl1-mesa-dri xvfb xauth
-  iproute2 nftables xfsprogs e2fsprogs mount iperf3 netpbm gnuplot-nox patchelf
+  iproute2 nftables iptables xfsprogs e2fsprogs mount iperf3 netpbm gnuplot-nox patchelf
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good libgstreamer1.0-dev ffmpeg stress-ng
   prometheus chromium chromium-driver python3-selenium curl lintian
 )

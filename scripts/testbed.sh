@@ -16,9 +16,18 @@
 #   Open MPI reaches ts-srv2 through scripts/testbed-rsh, an rsh agent that
 #   enters the server's namespaces instead of logging in with ssh.
 #
+# `up --path SPEC`: the same, with a long path between the server and its
+#   switch: every packet ts-server sends or receives over its NICs (media, NACKs,
+#   retransmissions, the swap sync, control) crosses a delay line in user
+#   space (tools/pathline run: iptables' NFQUEUE target queues them to it), e.g.
+#   --path rtt=20ms,jitter=2ms,loss=0.5% (SPEC: tools/path_model.h). It
+#   stops by itself after an hour; `path-report` stops it (the path is then
+#   direct) and prints what it did and how accurately (JSON). The binary: $TILESTREAM_PATHLINE,
+#   else build/tools/pathline.
+#
 # All media links MTU 9000; addresses only inside these namespaces.
 #
-#   scripts/testbed.sh up | up-two-servers | down | status
+#   scripts/testbed.sh up [--path SPEC] | up-two-servers | down | status | path-report
 #   scripts/testbed.sh exec NAME COMMAND...   (e.g. exec server ip -br addr,
 #                                              exec srv2 hostname)
 #
@@ -35,6 +44,7 @@ need_root() {
 }
 
 down() {
+  stop_path
   for ns in ts-server ts-srv1 ts-srv2 ts-switch $(printf 'ts-tile%s ' "${nodes[@]}"); do
     ip netns del "$ns" 2>/dev/null || true  # its veth ends and their peers go with it
   done
@@ -81,10 +91,52 @@ server() {  # NS NIC=ADDRESS...
 }
 
 up() {
+  local spec=""
+  if [ "${1:-}" = "--path" ]; then spec=${2:?"--path needs a SPEC"}; fi
   down
   switch_and_nodes
   server ts-server eth2=10.10.1.1 eth3=10.10.2.1 eth4=10.10.3.1 eth5=10.10.4.1
+  if [ -n "$spec" ]; then start_path "$spec"; fi
   echo "testbed: up (ts-server with eth2..eth5; ts-tile01..08; token in $dir/token)"
+}
+
+# The delay line in ts-switch, then the rules that send it every packet
+# but loopback's (no listener on a queue: the kernel drops, so the rules go
+# in only once it serves).
+start_path() {  # SPEC
+  local bin=${TILESTREAM_PATHLINE:-$(dirname "$0")/../build/tools/pathline}
+  if [ ! -x "$bin" ]; then echo "testbed: no delay line at $bin (build it first)" >&2; exit 1; fi
+  ip netns exec ts-switch "$bin" run --path "$1" --seconds 3600 --ready "$dir/path.ready" \
+    --stats "$dir/path.json" > "$dir/path.log" 2>&1 &
+  echo $! > "$dir/path.pid"
+  for _ in $(seq 100); do
+    [ -s "$dir/path.ready" ] && break
+    if ! kill -0 "$(cat "$dir/path.pid")" 2>/dev/null; then cat "$dir/path.log" >&2; exit 1; fi
+    sleep 0.05
+  done
+  [ -s "$dir/path.ready" ] || { echo "testbed: the delay line did not start" >&2; exit 1; }
+  # iptables' NFQUEUE target (this kernel has no nft_queue, nftables' own)
+  # on the bridge's forwarding path (br_netfilter): a packet held there has
+  # left the server's namespace, so, as on a real path, it no longer counts
+  # against the socket that sent it (held in ts-server, a socket's send
+  # buffer capped it at buffer / delay: 0.17 Gbit/s at 10 ms).
+  ip netns exec ts-switch sysctl -qw net.bridge.bridge-nf-call-iptables=1
+  ip netns exec ts-switch iptables -A FORWARD -m physdev --physdev-in "server-eth+" \
+    -j NFQUEUE --queue-num 0
+  ip netns exec ts-switch iptables -A FORWARD -m physdev --physdev-out "server-eth+" \
+    --physdev-is-bridged -j NFQUEUE --queue-num 1
+  echo "testbed: path: $(cat "$dir/path.ready")"
+}
+
+# Stops the delay line (it writes path.json) and waits for it, 5 s at most.
+stop_path() {
+  [ -s "$dir/path.pid" ] || return 0
+  local pid
+  pid=$(cat "$dir/path.pid")
+  ip netns exec ts-switch iptables -F FORWARD 2>/dev/null || true
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  rm -f "$dir/path.pid"
 }
 
 up_two_servers() {
@@ -122,10 +174,11 @@ run_in() {  # NAME COMMAND...
 }
 
 case "${1:-}" in
-  up) need_root; up ;;
+  up) need_root; shift; up "$@" ;;
   up-two-servers) need_root; up_two_servers ;;
   down) need_root; down; echo "testbed: down" ;;
+  path-report) need_root; stop_path; cat "$dir/path.json" ;;
   status) status ;;
   exec) need_root; shift; run_in "$@" ;;
-  *) echo "usage: $0 up|up-two-servers|down|status|exec NAME COMMAND..." >&2; exit 2 ;;
+  *) echo "usage: $0 up [--path SPEC]|up-two-servers|down|status|path-report|exec NAME COMMAND..." >&2; exit 2 ;;
 esac

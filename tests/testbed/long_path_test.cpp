@@ -1,0 +1,107 @@
+// A wall far from its server (docs/operations.md, "A wall far from its
+// server"): the testbed with a long path between the server and its
+// switch (scripts/testbed.sh up --path SPEC, a delay line in user space:
+// tools/pathline). First the path itself: does it delay, spread, lose and
+// carry as it is told. Root only.
+#include "tests/testbed/testbed_fixture.h"
+
+namespace tilestream {
+namespace {
+
+using testing::Shell;
+
+class LongPath : public testing::TestbedFixture {
+ protected:
+  void SetUp() override {
+    if (getuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces)";
+    if (Shell("command -v iptables", dir_).exit_code != 0) GTEST_SKIP() << "needs iptables";
+    setenv("TILESTREAM_PATHLINE", PATHLINE_PATH, 1);
+  }
+  void TearDown() override {
+    TestbedFixture::TearDown();
+    Shell(testing::kSourceDir + "/scripts/testbed.sh down", dir_);
+  }
+
+  void UpWithPath(const std::string& spec) {
+    const auto up = Shell(testing::kSourceDir + "/scripts/testbed.sh up --path " + spec, dir_);
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+  }
+
+  // The probe from the server to an echo on display node tile01.
+  nlohmann::json Probe(uint64_t count, double gbps, uint32_t bytes) {
+    const auto r =
+        Shell("ip netns exec ts-server " PATHLINE_PATH " probe --to 10.10.0.11:9999 --count " +
+                  std::to_string(count) + " --gbps " + std::to_string(gbps) + " --bytes " +
+                  std::to_string(bytes),
+              dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output, nullptr, false);
+  }
+  void StartEcho() {
+    const auto r = Shell("ip netns exec ts-tile01 " PATHLINE_PATH
+                         " echo --port 9999 --seconds 60 > /dev/null 2>&1 &",
+                         dir_);
+    ASSERT_EQ(r.exit_code, 0);
+    // Answering once a probe comes back.
+    ASSERT_TRUE(testing::WaitFor([&] { return Probe(1, 0.001, 64)["answered"] == 1; }));
+  }
+  nlohmann::json PathReport() {
+    const auto r = Shell(testing::kSourceDir + "/scripts/testbed.sh path-report", dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output, nullptr, false);
+  }
+};
+
+// Each way's delay against the setting (rtt 20 ms: 10 ms each way, jitter
+// a normal spread of 2 ms): the middle where it is set, the spread as wide
+// as a normal distribution's (its 1st and 99th percentiles 2.3 deviations
+// out; cut at 3), measured from outside by stamped datagrams. Then the rate
+// it carries: 3 Gbit/s of the wall's 8960-byte datagrams, every one, at
+// least the 2 Gbit/s of the walls below. The delay line's own account: it
+// held what crossed for the time set and released it on time.
+TEST_F(LongPath, TheDelayLineDelaysAsSetAndCarriesTheWallsRate) {
+  UpWithPath("rtt=20ms,jitter=2ms");
+  StartEcho();
+  const nlohmann::json quiet = Probe(8000, 0.016, 1000);  // 4 s
+  ASSERT_EQ(quiet["answered"], 8000) << quiet.dump();
+  for (const char* way : {"out", "back"}) {
+    const nlohmann::json& d = quiet[way];
+    EXPECT_NEAR(d["p50_us"].get<double>(), 10'000, 1'000) << way << " " << d.dump();
+    EXPECT_GE(d["p1_us"].get<double>(), 10'000 - 3 * 2'000) << way << " " << d.dump();
+    EXPECT_LE(d["p1_us"].get<double>(), 10'000 - 2'000) << way << " " << d.dump();
+    EXPECT_GE(d["p99_us"].get<double>(), 10'000 + 2'000) << way << " " << d.dump();
+    EXPECT_LE(d["p99_us"].get<double>(), 10'000 + 3 * 2'000 + 1'500) << way << " " << d.dump();
+  }
+  const nlohmann::json load = Probe(84'000, 3, 8960);  // 2 s
+  EXPECT_EQ(load["answered"], 84'000) << load.dump();
+  EXPECT_GE(load["arrived_gbps"].get<double>(), 2.0) << load.dump();
+  const nlohmann::json line = PathReport();
+  for (const char* way : {"out", "in"}) {
+    EXPECT_GE(line[way]["packets"].get<uint64_t>(), 92'000u) << line.dump();
+    EXPECT_EQ(line[way]["lost"], 0) << line.dump();
+    EXPECT_LE(line[way]["late"]["p99_us"].get<double>(), 2'000) << line.dump();
+  }
+  EXPECT_EQ(line["overruns"], 0) << line.dump();
+}
+
+// Loss as set, counted by the probe and the line alike; reordering as set.
+TEST_F(LongPath, TheDelayLineLosesAndReordersAsSet) {
+  UpWithPath("rtt=2ms,loss=1%,reorder=2%,reorder_by=1ms,seed=11");
+  StartEcho();
+  const nlohmann::json p = Probe(20'000, 0.08, 1000);  // 2 s, a datagram every 100 us
+  const double answered = p["answered"].get<double>();
+  // Either way: about 2% of the round trips lost.
+  EXPECT_NEAR(answered, 20'000 * 0.99 * 0.99, 20'000 * 0.006) << p.dump();
+  // A reordered answer is one passed by a later one: out by up to 1 ms is
+  // up to 10 later ones.
+  EXPECT_GE(p["reordered"].get<double>(), 20'000 * 0.02 * 0.5) << p.dump();
+  const nlohmann::json line = PathReport();
+  const double lost = line["out"]["lost"].get<double>() + line["in"]["lost"].get<double>();
+  // (and of the probes that waited for the echo to answer, a few at most)
+  EXPECT_GE(lost, 20'000 - answered) << line.dump();
+  EXPECT_LE(lost, 20'000 - answered + 5) << line.dump();
+  EXPECT_NEAR(line["out"]["reordered"].get<double>(), 20'000 * 0.02, 20'000 * 0.006) << line.dump();
+}
+
+}  // namespace
+}  // namespace tilestream
