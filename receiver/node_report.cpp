@@ -83,6 +83,10 @@ nlohmann::json FinalTileJson(const std::string& name, double seconds, const Tile
                       {"recovered", a.recovered},
                       {"retransmit_late", a.retransmit_late},
                       {"unrecoverable", st.loss.unrecoverable},
+                      {"reordered_not_asked", st.loss.reordered},
+                      {"not_asked_too_late", st.loss.not_asked},
+                      {"repair_rtt_ms", st.loss.rtt.rtt_ns / 1e6},
+                      {"repair_rtt_deviation_ms", st.loss.rtt.rttvar_ns / 1e6},
                       {"frames_repaired", a.frames_repaired},
                       {"feedback_errors", st.socket.feedback_errors},
                       {"feedback_refusals", st.socket.feedback_refusals.Text()}};
@@ -139,7 +143,11 @@ void SecondReporter::Report(double elapsed_s, const PresentCounts& counts, Prese
                        TileId::FromIndex(p_.indices[i], c_.wall.layout).Name(), frames,
                        (s.bytes - tile_previous_[i].bytes) * 8 / 1e9, s.lost,
                        synced ? fmt::format("TICK {}", counts.last_tick) : std::string("NO SYNC")));
-    if (p_.sync) p_.sync->ReportStats(p_.indices[i], frames, s.lost, s.incomplete);
+    if (p_.sync)
+      p_.sync->ReportStats(p_.indices[i], {frames, s.lost, s.incomplete,
+                                           static_cast<uint64_t>(st.loss.rtt.rtt_ns / 1000),
+                                           static_cast<uint64_t>(st.loss.rtt.rttvar_ns / 1000),
+                                           st.loss.requested, st.assembler.retransmit_late});
     if (i == 0) fps_ = frames;
     tile_previous_[i] = s;
   }

@@ -80,7 +80,11 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
   if (o.placement && source.ours) to.plan = plan;
   if (o.retransmission && source.ours && c.routes[t].retransmission) {
     to.assembler.rtx_payload_type = c.stream.rtx_payload_type;
-    to.assembler.loss.window_ns = static_cast<int64_t>(1e9 / c.wall.fps);
+    // A frame can be shown until its tick's latency has passed (the
+    // assembler gives it up sooner when the next frame ends).
+    to.assembler.loss.window_ns =
+        static_cast<int64_t>(1e9 / c.wall.fps) + (p->sync ? c.sync.latency_bound_ns() : 0);
+    to.assembler.loss.reorder_ns = static_cast<int64_t>(c.stream.reorder_ms * 1e6);
   }
   to.socket.bind_address = p->node->address;
   to.socket.port = c.routes[t].port;

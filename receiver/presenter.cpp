@@ -1,7 +1,9 @@
 #include "receiver/presenter.h"
 
 #include <spdlog/spdlog.h>
+#include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -39,8 +41,14 @@ bool Presenter::Turn() {
     events_.clear();
     // Headless, nothing but the sync's lines needs the loop: wake for them
     // (or stop, within 100 ms), not 200 times a second.
-    WaitForSync(p_.display ? 2 : 100);
-    for (const SyncEvent& e : events_) Present(e);
+    WaitForSync(WaitMs(p_.display ? 2 : 100));
+    for (const SyncEvent& e : events_) {
+      if (e.at_ns > 0 && e.decision != SyncDecision::kSkip)
+        Schedule(e);
+      else
+        Present(e);
+    }
+    PresentDue();
   }
   if (p_.display && !HandleWindowEvents()) return false;
   if (p_.sync && p_.sync->subscribed()) {
@@ -57,6 +65,35 @@ bool Presenter::Turn() {
 void Presenter::SetOverlayText(size_t k, std::string text) {
   overlay_text_[k] = std::move(text);
   if (p_.display && overlay_) p_.display->SetOverlay(k, overlay_text_[k]);
+}
+
+// A decision with a time (a playout latency) waits for it, in order.
+void Presenter::Schedule(const SyncEvent& e) {
+  if (timed_.size() == kMaxTimed) {  // cannot happen with a sane latency: show the oldest now
+    Present(timed_.front());
+    timed_.pop_front();
+  }
+  timed_.push_back(e);
+}
+
+// Waits for input no longer than until just before the next timed decision.
+int Presenter::WaitMs(int most_ms) const {
+  if (timed_.empty()) return most_ms;
+  const int64_t ahead = timed_.front().at_ns - RealtimeNs() - kSleepAheadNs;
+  return static_cast<int>(std::clamp<int64_t>(ahead / kNsPerMs, 0, most_ms));
+}
+
+// Shows the timed decisions due within kSleepAheadNs, each at its moment
+// to the clock's precision (a sleep, not the input wait's milliseconds).
+void Presenter::PresentDue() {
+  while (!timed_.empty() && timed_.front().at_ns - RealtimeNs() < kSleepAheadNs) {
+    const int64_t at = timed_.front().at_ns;
+    const timespec ts{static_cast<time_t>(at / kNsPerSecond), static_cast<long>(at % kNsPerSecond)};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+    Present(timed_.front());
+    timed_.pop_front();
+  }
 }
 
 // The wait, apart from the work, for the budget of real-time work.

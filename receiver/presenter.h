@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ class Presenter {
  private:
   void RaisePriority(int priority);
   void WaitForSync(int timeout_ms);
+  void Schedule(const SyncEvent& e);
+  int WaitMs(int most_ms) const;
+  void PresentDue();
   void Present(const SyncEvent& e);
   bool HandleWindowEvents();
   void ShowNewFrames();
@@ -61,6 +65,10 @@ class Presenter {
   bool overlay_;
   std::vector<std::string> overlay_text_;
   std::vector<SyncEvent> events_;
+  // Decisions waiting for their time (a playout latency), in tick order.
+  static constexpr size_t kMaxTimed = 64;
+  static constexpr int64_t kSleepAheadNs = 2'000'000;
+  std::deque<SyncEvent> timed_;
   std::vector<bool> got_;
   int64_t last_draw_ns_ = 0;
   PresentCounts counts_;

@@ -87,6 +87,10 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
       events->push_back(*e);
       continue;
     }
+    if (auto ping = ParseStamp("ping", line)) {  // the coordinator measures the round trip
+      Send(FormatPong(*ping));
+      continue;
+    }
     // A JSON reply: to auth, or to sync.
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (JsonBool(j, "ok")) {
@@ -118,8 +122,8 @@ void SyncClient::Send(const std::string& line) {
   if (subscribed_) channel_.Send(line);
 }
 
-void SyncClient::ReportStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete) {
-  Send(FormatStats(tile, frames, lost, incomplete));
+void SyncClient::ReportStats(uint32_t tile, const TileRepairStats& stats) {
+  Send(FormatStats(tile, stats));
 }
 
 void SyncClient::SendCommand(const std::string& line) { Send(line); }

@@ -46,7 +46,7 @@ class SyncClient {
 
   void ReportComplete(uint32_t tile, uint32_t timestamp);
   void ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
-  void ReportStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete);
+  void ReportStats(uint32_t tile, const TileRepairStats& stats);
   // A control command (the window's keys); its reply is printed only if it
   // is an error.
   void SendCommand(const std::string& line);

@@ -52,6 +52,28 @@ size_t ControlServer::synced_nodes() const {
       std::count_if(clients_.begin(), clients_.end(), [](const auto& c) { return c->node >= 0; }));
 }
 
+void ControlServer::PingSyncNodes() {
+  for (auto& c : clients_)
+    if (c->node >= 0) c->channel.Send(FormatPing(MonotonicNs()));
+}
+
+RttEstimate ControlServer::NodeRtt(uint32_t node) const {
+  for (const auto& c : clients_)
+    if (c->node == static_cast<int>(node)) return c->rtt;
+  return {};
+}
+
+RttEstimate ControlServer::LargestRtt() const {
+  RttEstimate most;
+  for (const auto& c : clients_) {
+    if (c->node < 0 || c->rtt.samples == 0) continue;
+    most.rtt_ns = std::max(most.rtt_ns, c->rtt.rtt_ns);
+    most.rttvar_ns = std::max(most.rttvar_ns, c->rtt.rttvar_ns);
+    ++most.samples;
+  }
+  return most;
+}
+
 void ControlServer::Poll(int64_t timeout_ns) {
   WaitForInput(timeout_ns);
   Serve();
@@ -194,6 +216,10 @@ void ControlServer::Accept() {
 // wrong token is no longer authorised, so nothing after that runs.
 void ControlServer::Handle(Client& c, const std::string& line) {
   if (c.node >= 0) {  // a sync connection
+    if (auto pong = ParseStamp("pong", line)) {
+      if (*pong <= MonotonicNs()) c.rtt.Sample(MonotonicNs() - *pong);
+      return;
+    }
     if (auto r = ParseSyncReport(line)) {
       if (r->tile < config_.tile_count() &&
           config_.routes[r->tile].node == static_cast<uint32_t>(c.node)) {
@@ -205,7 +231,7 @@ void ControlServer::Handle(Client& c, const std::string& line) {
             sync_->Shown(r->tile, r->timestamp, r->shown_ns);
             break;
           case SyncReport::Kind::kStats:
-            receiver_stats_[r->tile] = {true, r->frames, r->lost, r->incomplete};
+            receiver_stats_[r->tile] = {true, r->stats};
             break;
         }
       }
@@ -261,6 +287,7 @@ void ControlServer::Subscribe(Client& c, const std::string& node_name) {
     }
   }
   c.node = node;
+  c.rtt = {};
   nlohmann::json tiles = nlohmann::json::array();
   for (uint32_t t = 0; t < config_.tile_count(); ++t) {
     if (config_.routes[t].node != static_cast<uint32_t>(node)) continue;
@@ -268,6 +295,7 @@ void ControlServer::Subscribe(Client& c, const std::string& node_name) {
     tiles.push_back(TileId::FromIndex(t, config_.wall.layout).Name());
   }
   c.channel.Send(JsonText({{"ok", true}, {"sync", node_name}, {"tiles", tiles}}));
+  c.channel.Send(FormatPing(MonotonicNs()));  // a round trip before the first tick
 }
 
 void ControlServer::Drop(Client& c) {

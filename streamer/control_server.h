@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/base/rtt_estimate.h"
 #include "common/control/control_port_limits.h"
 #include "common/control/swap_sync.h"
 #include "common/net/line_channel.h"
@@ -61,11 +62,17 @@ class ControlServer {
   void SendSync(const std::vector<SyncEvent>& events);
   uint16_t port() const { return port_; }
   size_t synced_nodes() const;
+  // Asks every synced node for a round trip ("ping"; once a second).
+  void PingSyncNodes();
+  // The round trip measured on node `node`'s sync connection (none: zero),
+  // and the largest over the synced nodes, for the playout latency.
+  RttEstimate NodeRtt(uint32_t node) const;
+  RttEstimate LargestRtt() const;
 
   // What each tile's receiver said last (its "stats" line), for status.
   struct ReceiverTileStats {
     bool known = false;
-    uint64_t frames = 0, lost = 0, incomplete = 0;  // frames: shown in its last second
+    TileRepairStats stats;  // frames: shown in its last second
   };
   const std::vector<ReceiverTileStats>& receiver_stats() const { return receiver_stats_; }
 
@@ -76,6 +83,7 @@ class ControlServer {
     int node = -1;             // the display node this connection syncs, or -1
     ControlLineTimes times;    // its last whole line, the line under way
     uint64_t accepted_in = 0;  // the Accept call that took it
+    RttEstimate rtt;           // a sync connection's, from ping to pong
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)

@@ -18,6 +18,7 @@
 #include "common/control/control_commands.h"
 #include "common/control/movie_listing.h"
 #include "common/control/playback.h"
+#include "common/control/playout_latency.h"
 #include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
 #include "common/wall/nic_failover.h"
@@ -204,6 +205,11 @@ class Coordinator {
     const int64_t give_up = clock_.NowNs() + int64_t{c_.sync.wait_ms} * 1'000'000;
     while (server_->synced_nodes() < c_.nodes.size() && clock_.NowNs() < give_up && !stop_->load())
       server_->Poll(10'000'000);
+    // A latency from the round trips: each node's first one (asked at its join).
+    while (latency_.timed() && server_->LargestRtt().samples < server_->synced_nodes() &&
+           clock_.NowNs() < give_up && !stop_->load())
+      server_->Poll(10'000'000);
+    UpdateLatency();
     if (server_->synced_nodes() == c_.nodes.size()) return;
     std::string missing;
     for (uint32_t n = 0; n < c_.nodes.size(); ++n) {
@@ -259,8 +265,7 @@ class Coordinator {
       const int64_t sending = clock_.NowNs();
       Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step, next_in);
       CountTick(sending - due, clock_.NowNs() - sending, interval);
-      last_deadline = due + c_.sync.deadline_after_tick_ns(c_.wall.fps) + (next_in - 1) * interval;
-      if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, last_deadline);
+      OpenTick(tick, timestamp, due + next_in * interval, &last_deadline);
     }
     // Let the last frames go out and be decided before stopping.
     const int64_t end =
@@ -303,7 +308,14 @@ class Coordinator {
             last_second_,
             latest_,
             server_->receiver_stats(),
-            shedder_};
+            shedder_,
+            latency_.timed() ? latency_.latency_ns() : 0,
+            NodeRtts()};
+  }
+  std::vector<RttEstimate> NodeRtts() const {
+    std::vector<RttEstimate> rtt;
+    for (uint32_t n = 0; n < c_.nodes.size(); ++n) rtt.push_back(server_->NodeRtt(n));
+    return rtt;
   }
 
   // What status adds to the playback state (streamer/wall_status.h).
@@ -447,7 +459,41 @@ class Coordinator {
     return (plan_.tiles(rank).size() > 1 ? "tiles " : "tile ") + names;
   }
 
+  // A tick the clock sent, whose frames are all out at frame_end: decided
+  // at its deadline, shown at once then or (with a playout latency) at its
+  // time, on the display nodes' clock (CLOCK_REALTIME, synchronised).
+  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end, int64_t* deadline) {
+    if (!latency_.timed()) {
+      *deadline =
+          frame_end - int64_t(kSecond / c_.wall.fps) + c_.sync.deadline_after_tick_ns(c_.wall.fps);
+      if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, *deadline);
+      return;
+    }
+    *deadline = latency_.DeadlineFor(frame_end);
+    const int64_t at = latency_.PresentAt(frame_end) + (RealtimeNs() - clock_.NowNs());
+    if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, *deadline, at);
+  }
+
+  // The playout latency follows the largest round trip to a display node.
+  void UpdateLatency() {
+    const int64_t before = latency_.latency_ns();
+    const RttEstimate rtt = server_->LargestRtt();
+    int64_t repair = 0, repair_var = 0;  // the tiles' largest, from their last report
+    for (const ControlServer::ReceiverTileStats& r : server_->receiver_stats()) {
+      repair = std::max(repair, static_cast<int64_t>(r.stats.rtt_us) * 1000);
+      repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
+    }
+    latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
+    if (latency_.timed() && latency_.latency_ns() != before)
+      spdlog::info(
+          "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
+          "{:.1f} ms, deviation {:.1f} ms)",
+          latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6);
+  }
+
   void PrintSecond() {
+    server_->PingSyncNodes();
+    UpdateLatency();
     std::vector<StreamSummary> streams;
     for (uint32_t t = 0; t < tiles_; ++t) {
       streams.push_back(Summarize(Delta(latest_[t], previous_[t]), c_));
@@ -550,6 +596,7 @@ class Coordinator {
       streams.back().host = hosts_[t];
     }
     const double seconds = (clock_.NowNs() - start_ns_) / 1e9;
+    tick_timing_.latency_ns = latency_.timed() ? latency_.latency_ns() : 0;
     fmt::print("{}", FinalReport(seconds, streams));
     const bool synced = !options_.bench && c_.sync.enabled;
     if (synced) fmt::print("{}\n", SyncReportLine(sync_));
@@ -620,6 +667,7 @@ class Coordinator {
   const RankPlan plan_;
   int64_t start_ns_ = 0;
   SwapSyncMaster sync_;
+  PlayoutLatency latency_{c_.sync};
   std::vector<SyncEvent> events_;
   std::vector<SwapSyncMaster::Change> sync_changes_;
   std::unique_ptr<ControlServer> server_;

@@ -219,6 +219,7 @@ std::string FinalReportJson(double seconds, const std::vector<StreamSummary>& st
                     {"late_frames", t.late},       {"skipped_ticks", t.skipped},
                     {"missed_frames", t.missed}};
   if (sync) j["sync"] = SyncJson(*sync, config);
+  if (sync && ticks) j["sync"]["latency_ms"] = ticks->latency_ns / 1e6;
   if (ticks) j["ticks"] = TicksJson(*ticks);
   return JsonText(j, 2) + "\n";
 }

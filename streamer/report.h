@@ -57,6 +57,7 @@ struct TickTiming {
   uint64_t windows_over_budget = 0;
   uint64_t shed = 0;       // ticks dropped on every tile: the senders fell behind
   uint64_t shed_cuts = 0;  // times the share sent was cut (common/control/tick_shedder.h)
+  int64_t latency_ns = 0;  // the playout latency at the end (0: shown as decided)
 };
 
 // `sync`: the swap sync's results, or null when it did not run; `ticks`:

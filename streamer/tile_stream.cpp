@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -80,6 +81,19 @@ UdpSenderOptions SocketOptions(const WallConfig& c, uint32_t tile, uint32_t nic_
   return so;
 }
 
+// Frames a tile keeps retrievable for retransmission, the one being sent
+// included: those begun within a frame interval and the playout latency
+// (at most) before now, which may still be asked for; 3 without one.
+uint32_t HistoryFrames(const WallConfig& c) {
+  if (!c.sync.timed()) return 3;
+  const double intervals = 1 + static_cast<double>(c.sync.latency_bound_ns()) * c.wall.fps / 1e9;
+  return std::clamp<uint32_t>(static_cast<uint32_t>(std::ceil(intervals)) + 1, 3, 32);
+}
+
+// The frames a disk ring holds after sending them, for the history above
+// (the one being sent is the ring's too).
+uint32_t RingKeep(const WallConfig& c) { return c.sync.timed() ? HistoryFrames(c) - 1 : 1; }
+
 TileSenderOptions SenderOptions(const WallConfig& c, uint32_t tile, double phase) {
   const TileRoute& route = c.routes[tile];
   TileSenderOptions so;
@@ -97,6 +111,7 @@ TileSenderOptions SenderOptions(const WallConfig& c, uint32_t tile, double phase
   so.retransmission_share = c.stream.retransmission_share;
   so.rtx_payload_type = c.stream.rtx_payload_type;
   so.rtx_ssrc = TileRtxSsrc(tile);
+  so.history_frames = HistoryFrames(c);
   return so;
 }
 
@@ -109,13 +124,15 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
   std::unique_ptr<TileStream> s(new TileStream(tile, c));
   ready->tile = tile;
   s->source_ = options.source;
-  s->ring_slots_ = options.ring_frames;
+  s->ring_slots_ = options.ring_frames + RingKeep(c) - 1;  // the read-ahead, and the held
   std::string error;
   if (!wall.movie && !c.library_path.empty()) {  // no movie yet: the slate until a `load`
     s->frames_ = IdleFrames(c, tile, &error);
   } else if (options.source == "memory") {
     s->frames_ = MemorySource(c, wall.movie ? &*wall.movie : nullptr, tile, &error);
-  } else if (auto ring = DiskFrameRing::Open(*wall.movie, tile, options.ring_frames); ring.ok()) {
+  } else if (auto ring =
+                 DiskFrameRing::Open(*wall.movie, tile, s->ring_slots_, true, 0, RingKeep(c));
+             ring.ok()) {
     ready->direct_io = (*ring)->direct();
     s->frames_ = std::move(ring).value();
   } else {
@@ -191,7 +208,7 @@ void TileStream::Step(int64_t now, int64_t wait_until, bool hurry) {
     // From memory the frames before stay retrievable: a NACK that comes a
     // frame late (a hurried frame, a loaded receiver) is still answered.
     // The movie before's frames are forgotten before they are closed.
-    if (!frames_->ReleasedFramesStayValid() || !retired_.empty()) sender_->ForgetOlderFrames();
+    sender_->ForgetFramesFrom(retired_.empty() ? frames_->ReleasedFramesKept() : 1);
     for (auto& r : retired_) Discard(std::move(r));
     retired_.clear();
   }
@@ -240,7 +257,8 @@ TileStream::Prepared TileStream::OpenPrepared(const WallConfig& c, const std::st
   p.frame_count = movie->frames;
   if (source == "memory") {
     p.frames = MemorySource(c, &*movie, tile, &p.error);
-  } else if (auto ring = DiskFrameRing::Open(*movie, tile, slots, true, first); ring.ok()) {
+  } else if (auto ring = DiskFrameRing::Open(*movie, tile, slots, true, first, RingKeep(c));
+             ring.ok()) {
     p.frames = std::move(ring).value();
   } else {
     p.error = ring.status().message();

@@ -95,13 +95,37 @@ void NicRoutes(const WallStatusView& v, MetricsText* m) {
 // What each tile's receiver said in its last report.
 void ReceiverGauges(const WallStatusView& v, MetricsText* m) {
   const WallConfig& c = v.config;
-  m->Family("tilestream_display_tile_fps", "gauge",
-            "frames the tile's display node showed in its last second");
-  for (uint32_t t = 0; t < v.receivers.size(); ++t) {
-    if (!v.receivers[t].known) continue;
-    m->Sample({{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
-               {"node", c.nodes[c.routes[t].node].name}},
-              v.receivers[t].frames);
+  struct Gauge {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*value)(const TileRepairStats&);
+  };
+  static constexpr Gauge kGauges[] = {
+      {"tilestream_display_tile_fps", "gauge",
+       "frames the tile's display node showed in its last second",
+       [](const TileRepairStats& s) { return double(s.frames); }},
+      {"tilestream_display_tile_repair_rtt_seconds", "gauge",
+       "the tile's smoothed round trip from asking for a lost packet to its arrival (0: none yet)",
+       [](const TileRepairStats& s) { return s.rtt_us / 1e6; }},
+      {"tilestream_display_tile_repair_rtt_deviation_seconds", "gauge",
+       "the mean deviation of that round trip: the path's jitter",
+       [](const TileRepairStats& s) { return s.rttvar_us / 1e6; }},
+      {"tilestream_display_tile_requested_total", "counter",
+       "lost packets the tile asked for, repeats included",
+       [](const TileRepairStats& s) { return double(s.requested); }},
+      {"tilestream_display_tile_late_retransmissions_total", "counter",
+       "retransmissions that came after their frame was shown or given up",
+       [](const TileRepairStats& s) { return double(s.late); }},
+  };
+  for (const Gauge& g : kGauges) {
+    m->Family(g.name, g.type, g.help);
+    for (uint32_t t = 0; t < v.receivers.size(); ++t) {
+      if (!v.receivers[t].known) continue;
+      m->Sample({{"tile", TileId::FromIndex(t, c.wall.layout).Name()},
+                 {"node", c.nodes[c.routes[t].node].name}},
+                g.value(v.receivers[t].stats));
+    }
   }
 }
 
@@ -121,6 +145,14 @@ void SyncMetrics(const WallStatusView& v, MetricsText* m) {
   m->Sample({}, v.shedder.keep());
   m->Family("tilestream_sync_nodes", "gauge", "display nodes taking part in the swap sync");
   m->Sample({}, uint64_t{v.synced_nodes});
+  m->Family("tilestream_sync_latency_seconds", "gauge",
+            "the playout latency: a tick shows this long after its frame was sent (0: as decided)");
+  m->Sample({}, v.latency_ns / 1e9);
+  m->Family("tilestream_sync_node_rtt_seconds", "gauge",
+            "the round trip to the display node on its sync connection (smoothed)");
+  for (size_t n = 0; n < v.node_rtt.size() && n < v.config.nodes.size(); ++n)
+    if (v.node_rtt[n].samples > 0)
+      m->Sample({{"node", v.config.nodes[n].name}}, v.node_rtt[n].rtt_ns / 1e9);
   m->Family("tilestream_sync_tile_left_out", "gauge",
             "1 while a tile is left out of the swap sync for missing ticks in a row");
   for (uint32_t t = 0; t < v.config.tile_count(); ++t)

@@ -25,8 +25,14 @@ nlohmann::json TileStatus(const WallStatusView& v, uint32_t t) {
     tile["late_frames"] = v.latest[t].late_frames;
   }
   if (t < v.receivers.size() && v.receivers[t].known) {
-    const ControlServer::ReceiverTileStats& r = v.receivers[t];
-    tile["receiver"] = {{"fps", r.frames}, {"lost", r.lost}, {"incomplete", r.incomplete}};
+    const TileRepairStats& r = v.receivers[t].stats;
+    tile["receiver"] = {{"fps", r.frames},
+                        {"lost", r.lost},
+                        {"incomplete", r.incomplete},
+                        {"rtt_ms", r.rtt_us / 1e3},
+                        {"jitter_ms", r.rttvar_us / 1e3},
+                        {"requested", r.requested},
+                        {"late_retransmissions", r.late}};
   }
   return tile;
 }
@@ -43,6 +49,13 @@ void AddWallStatus(const WallStatusView& v, nlohmann::json* out) {
   for (uint32_t t = 0; t < v.config.tile_count(); ++t)
     if (v.sync.left_out(t)) left_out.push_back(TileId::FromIndex(t, v.config.wall.layout).Name());
   j["sync"]["left_out"] = left_out;  // missed ticks in a row: the wall plays on without them
+  j["sync"]["latency_ms"] = v.latency_ns / 1e6;
+  nlohmann::json rtt = nlohmann::json::object();
+  for (size_t n = 0; n < v.node_rtt.size() && n < v.config.nodes.size(); ++n)
+    if (v.node_rtt[n].samples > 0)
+      rtt[v.config.nodes[n].name] = {{"rtt_ms", v.node_rtt[n].rtt_ns / 1e6},
+                                     {"jitter_ms", v.node_rtt[n].rttvar_ns / 1e6}};
+  j["sync"]["nodes_rtt"] = rtt;
   j["shed"] = {{"ticks", v.shedder.shed()}, {"share_sent", v.shedder.keep()}};
   j["tiles"] = nlohmann::json::array();
   for (uint32_t t = 0; t < v.config.tile_count(); ++t) j["tiles"].push_back(TileStatus(v, t));

@@ -28,6 +28,10 @@ struct WallStatusView {
   const std::vector<TileStats>& latest;
   const std::vector<ControlServer::ReceiverTileStats>& receivers;
   const TickShedder& shedder;  // the ticks dropped on every tile
+  // The playout latency in use (0: shown as decided), and the round trip
+  // measured on each display node's sync connection (config.nodes' order).
+  int64_t latency_ns = 0;
+  std::vector<RttEstimate> node_rtt = {};
 };
 
 // Adds "sync" and "tiles" to the reply object *out.

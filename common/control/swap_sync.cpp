@@ -40,9 +40,11 @@ void SwapSyncMaster::LeaveOut(uint32_t tile, bool out) {
   changes_.push_back({tile, out});
 }
 
-void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns) {
+void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns,
+                              int64_t at_ns) {
   if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
-  Pending p{tick, timestamp, deadline_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_)};
+  Pending p{
+      tick, timestamp, deadline_ns, at_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_)};
   for (uint32_t t = 0; t < tiles_; ++t) p.members[t] = TakesPart(t);
   pending_.push_back(std::move(p));
 }
@@ -84,7 +86,7 @@ void SwapSyncMaster::CountMisses(const Pending& p) {
 }
 
 void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncEvent>* out) {
-  out->push_back({d, p.tick, p.timestamp});
+  out->push_back({d, p.tick, p.timestamp, p.at_ns});
   for (uint32_t t = 0; t < tiles_; ++t) ticks_without_[t] += !TakesPart(t);
   ++(d == SyncDecision::kPresent ? stats_.presented
      : d == SyncDecision::kSkip  ? stats_.skipped
@@ -148,8 +150,6 @@ void SwapSyncMaster::FinishSkew(const Released& r) {
 
 int64_t SwapSyncMaster::TakeRecentMaxSkew() { return std::exchange(recent_max_skew_, 0); }
 
-namespace {}  // namespace
-
 std::string FormatComplete(uint32_t tile, uint32_t timestamp) {
   return fmt::format("complete {} {}", tile, timestamp);
 }
@@ -158,19 +158,24 @@ std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {
   return fmt::format("shown {} {} {}", tile, timestamp, shown_ns);
 }
 
-std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete) {
-  return fmt::format("stats {} {} {} {}", tile, frames, lost, incomplete);
+std::string FormatStats(uint32_t tile, const TileRepairStats& s) {
+  return fmt::format("stats {} {} {} {} {} {} {} {}", tile, s.frames, s.lost, s.incomplete,
+                     s.rtt_us, s.rttvar_us, s.requested, s.late);
 }
 
 std::optional<SyncReport> ParseSyncReport(std::string_view line) {
-  std::array<std::string_view, 5> w;
+  std::array<std::string_view, 9> w;
   size_t n = 0;
   if (!SplitWords(line, &w, &n) || n < 3) return std::nullopt;
   SyncReport r;
-  if (w[0] == "stats" && n == 5) {
+  if (w[0] == "stats" && (n == 5 || n == 9)) {  // 5: a receiver before round trips were measured
     r.kind = SyncReport::Kind::kStats;
-    if (!ParseInteger(w[1], &r.tile) || !ParseInteger(w[2], &r.frames) ||
-        !ParseInteger(w[3], &r.lost) || !ParseInteger(w[4], &r.incomplete))
+    TileRepairStats& s = r.stats;
+    if (!ParseInteger(w[1], &r.tile) || !ParseInteger(w[2], &s.frames) ||
+        !ParseInteger(w[3], &s.lost) || !ParseInteger(w[4], &s.incomplete))
+      return std::nullopt;
+    if (n == 9 && (!ParseInteger(w[5], &s.rtt_us) || !ParseInteger(w[6], &s.rttvar_us) ||
+                   !ParseInteger(w[7], &s.requested) || !ParseInteger(w[8], &s.late)))
       return std::nullopt;
     return r;
   }
@@ -188,13 +193,16 @@ std::optional<SyncReport> ParseSyncReport(std::string_view line) {
 
 std::string FormatSyncEvent(const SyncEvent& e) {
   static constexpr const char* kWords[] = {"present", "skip", "partial"};
+  if (e.at_ns > 0 && e.decision != SyncDecision::kSkip)
+    return fmt::format("{} {} {} {}", kWords[static_cast<int>(e.decision)], e.timestamp, e.tick,
+                       e.at_ns);
   return fmt::format("{} {} {}", kWords[static_cast<int>(e.decision)], e.timestamp, e.tick);
 }
 
 std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
-  std::array<std::string_view, 3> w;
+  std::array<std::string_view, 4> w;
   size_t n = 0;
-  if (!SplitWords(line, &w, &n) || n != 3) return std::nullopt;
+  if (!SplitWords(line, &w, &n) || n < 3) return std::nullopt;
   SyncEvent e;
   if (w[0] == "present")
     e.decision = SyncDecision::kPresent;
@@ -205,7 +213,22 @@ std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
   else
     return std::nullopt;
   if (!ParseInteger(w[1], &e.timestamp) || !ParseInteger(w[2], &e.tick)) return std::nullopt;
+  if (n == 4 &&
+      (e.decision == SyncDecision::kSkip || !ParseInteger(w[3], &e.at_ns) || e.at_ns <= 0))
+    return std::nullopt;
   return e;
+}
+
+std::string FormatPing(int64_t ns) { return fmt::format("ping {}", ns); }
+std::string FormatPong(int64_t ns) { return fmt::format("pong {}", ns); }
+
+std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line) {
+  std::array<std::string_view, 2> w;
+  size_t n = 0;
+  int64_t ns = 0;
+  if (!SplitWords(line, &w, &n) || n != 2 || w[0] != word || !ParseInteger(w[1], &ns) || ns < 0)
+    return std::nullopt;
+  return ns;
 }
 
 }  // namespace tilestream

@@ -34,6 +34,9 @@ struct SyncEvent {
   SyncDecision decision = SyncDecision::kPresent;
   uint64_t tick = 0;
   uint32_t timestamp = 0;
+  // When to show it (CLOCK_REALTIME of the display nodes, synchronised):
+  // a wall with a playout latency; 0: at once.
+  int64_t at_ns = 0;
 };
 
 struct SyncStats {
@@ -71,8 +74,9 @@ class SwapSyncMaster {
   };
   void TakeChanges(std::vector<Change>* out) { out->swap(changes_); }
 
-  // A tick the clock just sent; decided at deadline_ns at the latest.
-  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns);
+  // A tick the clock just sent; decided at deadline_ns at the latest, and
+  // shown at at_ns (see SyncEvent; 0: at once).
+  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns, int64_t at_ns = 0);
   // Tile has tick `timestamp` complete.
   void Complete(uint32_t tile, uint32_t timestamp);
   // Appends the decisions due at now_ns, in tick order.
@@ -94,6 +98,7 @@ class SwapSyncMaster {
     uint64_t tick;
     uint32_t timestamp;
     int64_t deadline_ns;
+    int64_t at_ns;
     std::vector<bool> members;  // at open
     std::vector<bool> complete;
   };
@@ -134,25 +139,37 @@ class SwapSyncMaster {
 };
 
 // The sync lines, receiver to master:  "complete TILE TIMESTAMP",
-// "shown TILE TIMESTAMP REALTIME_NS"; master to receiver: "present TS TICK",
-// "skip TS TICK", "partial TS TICK". Parsers take untrusted text: nullopt on anything
-// malformed.
+// "shown TILE TIMESTAMP REALTIME_NS"; master to receiver: "present TS TICK
+// [AT_NS]", "skip TS TICK", "partial TS TICK [AT_NS]". Parsers take
+// untrusted text: nullopt on anything malformed.
 // Once a second a receiver also says per tile "stats TILE FRAMES LOST
-// INCOMPLETE": frames shown in the last second, packets lost and frames
-// incomplete so far (for the control channel's status).
+// INCOMPLETE RTT_US RTTVAR_US REQUESTED LATE" (for the control channel's
+// status): frames shown in the last second; so far, packets lost, frames
+// incomplete, the round trip of its repairs and its deviation, packets
+// asked for, retransmissions that came too late.
+// The master measures each node's round trip on the connection: "ping NS"
+// (its clock), answered at once with "pong NS".
+struct TileRepairStats {
+  uint64_t frames = 0, lost = 0, incomplete = 0;
+  uint64_t rtt_us = 0, rttvar_us = 0, requested = 0, late = 0;
+};
 struct SyncReport {
   enum class Kind : uint8_t { kComplete = 0, kShown = 1, kStats = 2 };
   Kind kind = Kind::kComplete;
   uint32_t tile = 0;
   uint32_t timestamp = 0;
   int64_t shown_ns = 0;
-  uint64_t frames = 0, lost = 0, incomplete = 0;  // kStats
+  TileRepairStats stats;  // kStats
 };
 std::string FormatComplete(uint32_t tile, uint32_t timestamp);
 std::string FormatShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
-std::string FormatStats(uint32_t tile, uint64_t frames, uint64_t lost, uint64_t incomplete);
+std::string FormatStats(uint32_t tile, const TileRepairStats& stats);
 std::optional<SyncReport> ParseSyncReport(std::string_view line);
 std::string FormatSyncEvent(const SyncEvent& e);
 std::optional<SyncEvent> ParseSyncEvent(std::string_view line);
+std::string FormatPing(int64_t ns);
+std::string FormatPong(int64_t ns);
+// The stamp of "WORD NS" (WORD: ping or pong).
+std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line);
 
 }  // namespace tilestream

@@ -327,6 +327,8 @@ void FrameAssembler::EndRepair(bool complete) {
   repair_.coverage.Clear(repair_.reach / kPgroupBytes);
   if (!complete) {
     ++stats_.frames_incomplete;
+    // What it still missed can no longer be shown: not asked for again.
+    if (plan_) loss_->GiveUpBefore(frame_first_sequence_);
     return;
   }
   ++stats_.frames_complete;
@@ -404,6 +406,13 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
   switch (JudgeTimestamp(v.rtp.timestamp, order.order)) {
     case Stamp::kLate:
       CommitSequence(order);  // it did arrive: not lost, only too late
+      // Passed by the next frame's first packets (a path that reorders):
+      // as good as a retransmission while its frame waits for repair.
+      if (WriteToRepair(v)) {
+        ++stats_.packets;
+        stats_.bytes += v.pixel_bytes;
+        return AddResult::kOk;
+      }
       ++stats_.late;
       return AddResult::kLate;
     case Stamp::kRefused:
@@ -424,7 +433,12 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
 AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in) {
   const uint32_t ts = v.rtp.timestamp;
   if (have_frame_ && ts != timestamp_) Finish(/*by_marker=*/false);
-  if (!have_frame_) StartFrame(ts);
+  if (!have_frame_) {
+    StartFrame(ts);
+    if (plan_ && loss_)
+      frame_first_sequence_ =
+          Extend(v.rtp.sequence) - plan_->PacketAt(FirstPixelByte(v, options_.tile.width));
+  }
   std::vector<std::byte>& frame = buffers_[assembling_];
   if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame);
   // else the kernel put the pixels in place.
@@ -472,16 +486,11 @@ AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
   // packet its original sequence number names.
   const bool missing = loss_ && have_sequence_ && loss_->Arrived(Extend(v.rtp.sequence));
   const uint32_t ts = v.rtp.timestamp;
-  TileGeometry repair_extent;
   if (missing && have_frame_ && ts == timestamp_) {
     CopySegmentsToFrame(v, options_.tile, buffers_[assembling_]);
     Mark(v, coverage_, &high_water_, &extent_);
     if (coverage_.full()) Finish(/*by_marker=*/false);  // its marker was what was lost
-  } else if (missing && repair_.valid && ts == repair_.timestamp) {
-    CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer]);
-    Mark(v, repair_.coverage, &repair_.reach, &repair_extent);
-    if (repair_.coverage.full()) EndRepair(/*complete=*/true);
-  } else {
+  } else if (!missing || !WriteToRepair(v)) {
     ++stats_.retransmit_late;
     return AddResult::kLate;
   }
@@ -489,6 +498,17 @@ AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
   return AddResult::kOk;
+}
+
+// A missing packet of the frame waiting for repair goes into it; false when
+// it is of no such frame.
+bool FrameAssembler::WriteToRepair(const Rfc4175View& v) {
+  if (!repair_.valid || v.rtp.timestamp != repair_.timestamp) return false;
+  TileGeometry extent;
+  CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer]);
+  Mark(v, repair_.coverage, &repair_.reach, &extent);
+  if (repair_.coverage.full()) EndRepair(/*complete=*/true);
+  return true;
 }
 
 // A packet beyond the tile: how far the stream really reaches, for the

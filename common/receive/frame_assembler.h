@@ -248,6 +248,7 @@ class FrameAssembler {
   // Sequence numbers (max_sequence_, ext) were never seen: lost.
   void MarkLostBefore(uint64_t ext);
   AddResult AddRtcp(std::span<const std::byte> packet);
+  bool WriteToRepair(const Rfc4175View& v);
   // The sender ended its stream: the rest of the assembling frame's plan
   // after its newest packet is lost.
   void MarkTailLost();
@@ -326,6 +327,9 @@ class FrameAssembler {
   const Packetizer* plan_ = nullptr;
   bool tail_open_ = false;
   size_t newest_offset_ = 0;
+  // With the plan: the sequence number of the first packet of the frame
+  // being assembled (or last finished), lost or not.
+  uint64_t frame_first_sequence_ = 0;
   struct Repair {
     bool valid = false;
     int buffer = -1;

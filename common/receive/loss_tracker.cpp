@@ -13,9 +13,10 @@ void LossTracker::Lost(uint64_t first, uint64_t count) {
   const uint64_t tracked = std::min(count, room);
   stats_.unrecoverable += count - tracked;
   for (uint64_t i = 0; i < tracked; ++i) {
-    ring_[(head_ + size_++) % ring_.size()] = {first + i, now_ns_, now_ns_, 0, false};
+    ring_[(head_ + size_++) % ring_.size()] = {first + i, now_ns_, now_ns_ + options_.reorder_ns,
+                                               0,         0,       false};
   }
-  if (tracked > 0) next_due_ns_ = std::min(next_due_ns_, now_ns_);
+  if (tracked > 0) next_due_ns_ = std::min(next_due_ns_, now_ns_ + options_.reorder_ns);
 }
 
 bool LossTracker::Arrived(uint64_t sequence) {
@@ -30,7 +31,12 @@ bool LossTracker::Arrived(uint64_t sequence) {
       hi = mid;
   }
   if (lo == size_ || at(lo).sequence != sequence || at(lo).arrived) return false;
-  at(lo).arrived = true;  // leaves the ring when it reaches the front
+  Entry& e = at(lo);
+  e.arrived = true;  // leaves the ring when it reaches the front
+  if (e.requests == 0)
+    ++stats_.reordered;
+  else
+    stats_.rtt.Sample(now_ns_ - e.first_request_ns);
   while (size_ > 0 && at(0).arrived) PopFront();
   return true;
 }
@@ -41,6 +47,23 @@ void LossTracker::Forget() {
     PopFront();
   }
   next_due_ns_ = kNever;
+}
+
+void LossTracker::GiveUpBefore(uint64_t sequence) {
+  while (size_ > 0 && at(0).sequence < sequence) {
+    if (!at(0).arrived) ++stats_.unrecoverable;
+    PopFront();
+  }
+}
+
+// After a packet's `requests`th request: the round trip and two
+// deviations once measured (an answer is most likely back by then; a
+// frame's deadline cannot wait for TCP's four), else the LAN's doubling
+// schedule.
+int64_t LossTracker::RetryAfter(uint32_t requests) const {
+  if (stats_.rtt.samples > 0)
+    return std::max(options_.first_retry_ns, stats_.rtt.rtt_ns + 2 * stats_.rtt.rttvar_ns);
+  return options_.first_retry_ns << std::min<uint32_t>(requests - 1, 20);
 }
 
 void LossTracker::PopFront() {
@@ -61,9 +84,16 @@ size_t LossTracker::TakeDue(std::span<uint16_t> out) {
     Entry& e = at(i);
     if (e.arrived || e.requests >= options_.max_requests) continue;
     if (e.due_ns <= now_ns_ && n < out.size()) {
+      // An answer that would come after the packet is given up is not asked for.
+      if (now_ns_ + stats_.rtt.rtt_ns > e.found_ns + options_.window_ns) {
+        e.requests = options_.max_requests;
+        ++stats_.not_asked;
+        continue;
+      }
       out[n++] = static_cast<uint16_t>(e.sequence);
-      e.due_ns = now_ns_ + (options_.first_retry_ns << std::min<uint32_t>(e.requests, 20));
+      if (e.requests == 0) e.first_request_ns = now_ns_;
       ++e.requests;
+      e.due_ns = now_ns_ + RetryAfter(e.requests);
     }
     if (e.requests < options_.max_requests) next_due_ns_ = std::min(next_due_ns_, e.due_ns);
   }

@@ -3,11 +3,19 @@
 // (again). The assembler tells it what is lost and what arrived; the tile's
 // network thread asks it what to NACK now.
 //
-// A lost packet is asked for at once, then again after 2, 4, 8 ... ms
-// (a bounded number of times), and never after `window_ns` from when it
-// was found missing: by then its frame can no longer be shown (the
-// assembler gives a frame up once the next one ends, about a frame
-// interval later), so asking would only cost the sender's bandwidth.
+// A lost packet is asked for once `reorder_ns` has passed since it was
+// found missing (a packet passed by a later one within that window is not
+// lost: no NACK), then again a bounded number of times: every measured
+// round trip plus two deviations once the tracker has measured one, else
+// after 2, 4, 8 ... ms (a LAN's schedule). The round trip is measured from
+// a packet's first request to its arrival (what comes back first answers
+// the first request, unless that was lost: then the sample runs long by a
+// retry, which the smoothing takes in), smoothed as TCP does (RFC 6298).
+// A request whose answer could not come back (now + round trip) before
+// the packet is given up is not sent. A packet is given up `window_ns`
+// after it was found missing, or when the assembler gives its frame up
+// (GiveUpBefore): its frame can no longer be shown, asking would only cost
+// the sender's bandwidth.
 //
 // Memory: a ring of `capacity` entries allocated at construction; a gap
 // larger than what is free is tracked as far as it fits and the rest is
@@ -21,21 +29,27 @@
 #include <span>
 #include <vector>
 
+#include "common/base/rtt_estimate.h"
+
 namespace tilestream {
 
 struct LossTrackerStats {
   uint64_t nacks = 0;          // NACK packets sent (counted by the caller: CountNack)
   uint64_t requested = 0;      // sequence numbers asked for, repeats included
   uint64_t unrecoverable = 0;  // given up: not back within the window, or no room to track
+  uint64_t reordered = 0;      // found missing, arrived before it was asked for
+  uint64_t not_asked = 0;      // requests not sent: the answer could not come in time
+  RttEstimate rtt;             // request to arrival
 };
 
 class LossTracker {
  public:
   struct Options {
-    size_t capacity = 8192;          // missing packets tracked at once
-    int64_t window_ns = 40'000'000;  // from found missing to given up
-    int64_t first_retry_ns = 2'000'000;
-    uint32_t max_requests = 5;  // per packet
+    size_t capacity = 8192;              // missing packets tracked at once
+    int64_t window_ns = 40'000'000;      // from found missing to given up
+    int64_t first_retry_ns = 2'000'000;  // and the least between requests
+    uint32_t max_requests = 5;           // per packet
+    int64_t reorder_ns = 0;              // from found missing to the first request
   };
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
@@ -51,6 +65,9 @@ class LossTracker {
   // The stream started over (a restarted sender): what is missing of the
   // old one is given up.
   void Forget();
+  // Sequence numbers below `sequence` are no longer wanted (their frame
+  // was given up): given up.
+  void GiveUpBefore(uint64_t sequence);
   // The 16-bit sequence numbers to ask for now, ascending, up to
   // out.size(); entries past their window are given up. Returns how many.
   size_t TakeDue(std::span<uint16_t> out);
@@ -65,11 +82,13 @@ class LossTracker {
     uint64_t sequence;
     int64_t found_ns;
     int64_t due_ns;
+    int64_t first_request_ns;
     uint32_t requests;
     bool arrived;
   };
   Entry& at(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
   void PopFront();
+  int64_t RetryAfter(uint32_t requests) const;
 
   Options options_;
   std::vector<Entry> ring_;  // ascending sequence from head_

@@ -88,7 +88,8 @@ TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSender
       fraction_(o.pacing_fraction),
       share_(o.retransmission_share),
       rtx_payload_type_(o.rtx_payload_type),
-      rtx_ssrc_(o.rtx_ssrc) {
+      rtx_ssrc_(o.rtx_ssrc),
+      history_(std::clamp<uint32_t>(o.history_frames, 3, 32)) {
   size_t max_header = 0;
   for (uint32_t i = 0; i < packetizer_.packet_count(); ++i)
     max_header = std::max(max_header, packetizer_.header_size(i));
@@ -127,8 +128,7 @@ void TileSender::BeginFrame(const std::byte* frame, uint32_t timestamp, int64_t 
   timestamp_ = timestamp;
   next_ = 0;
   late_ = false;
-  history_[2] = history_[1];
-  history_[1] = history_[0];
+  std::rotate(history_.rbegin(), history_.rbegin() + 1, history_.rend());  // a few words each
   history_[0] = {frame, timestamp, static_cast<uint32_t>(stats_.sequence)};
 }
 

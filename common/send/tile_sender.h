@@ -10,8 +10,9 @@
 // logging in SendFrame.
 //
 // Retransmission (docs/protocol.md, "Retransmission"): the sender keeps the
-// frame being sent and the two before it retrievable (views into the frame
-// buffers: the caller keeps them valid, see ForgetOlderFrames), and
+// frame being sent and the history_frames - 1 before it retrievable (views
+// into the frame buffers: the caller keeps them valid, see
+// ForgetFramesFrom), and
 // AnswerFeedback answers the receiver's Generic NACKs with RFC 4588
 // packets built like any burst (headers in scratch, pixels straight from
 // the frame), capped at a share of the bytes sent.
@@ -44,6 +45,7 @@ struct TileSenderOptions {
   double pacing_fraction = 0.95;           // spread a frame over this part of the interval
   double pacing_phase = 0;                 // 0..1, see Pacer::Options::phase
   bool retransmission = false;             // answer NACKs
+  uint32_t history_frames = 3;             // retrievable, the one being sent included (3..32)
   double retransmission_share = 0.05;      // of the bytes sent, at most
   uint8_t rtx_payload_type = 97;
   uint32_t rtx_ssrc = 0;
@@ -58,7 +60,7 @@ struct TileSenderStats {
   uint64_t requested = 0;      // sequence numbers they asked for
   uint64_t retransmitted = 0;  // packets sent again
   uint64_t retransmitted_bytes = 0;
-  uint64_t refused_old = 0;         // not a packet of the last two frames sent
+  uint64_t refused_old = 0;         // not a packet of the frames still retrievable
   uint64_t refused_cap = 0;         // over the cap
   uint64_t feedback_malformed = 0;  // datagrams that were not RTCP, or broken
 };
@@ -106,9 +108,12 @@ class TileSender {
   // later packet reveals (common/receive/frame_assembler.h). Answer NACKs
   // for a while after. A refused BYE is counted like any refused send.
   void EndStream();
-  // The frames before the last one begun are no longer valid (a buffer
-  // went back to the ring): only the last one may be retransmitted.
-  void ForgetOlderFrames() { history_[1] = history_[2] = {}; }
+  // The frames begun `n` or more frames before the last one are no longer
+  // valid (their buffers went back to the ring): not retransmitted.
+  void ForgetFramesFrom(size_t n) {
+    for (size_t h = n; h < history_.size(); ++h) history_[h] = {};
+  }
+  void ForgetOlderFrames() { ForgetFramesFrom(1); }
 
   const Packetizer& packetizer() const { return packetizer_; }
   const UdpSender& socket() const { return socket_; }
@@ -156,7 +161,7 @@ class TileSender {
   uint8_t rtx_payload_type_;
   uint32_t rtx_ssrc_;
   uint16_t rtx_sequence_ = 0;
-  std::array<SentFrame, 3> history_{};  // the frame last begun, the two before
+  std::vector<SentFrame> history_;      // the frame last begun, then the ones before
   std::vector<Resend> resends_;         // queued, up to kMaxResends
   std::vector<std::byte> rtx_headers_;  // per resend: the RTX prefix, then the original's headers
   std::vector<iovec> rtx_iov_;          // 4 per resend

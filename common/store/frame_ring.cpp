@@ -20,8 +20,11 @@ std::chrono::steady_clock::time_point SteadyFromMonotonic(int64_t ns) {
 
 Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& movie,
                                                            uint32_t tile_index, uint32_t slots,
-                                                           bool direct, uint64_t first) {
-  if (slots < 3) return Status::InvalidArgument("the frame ring needs at least 3 slots");
+                                                           bool direct, uint64_t first,
+                                                           uint32_t keep) {
+  if (slots < 3 || keep < 1 || slots < keep + 2)
+    return Status::InvalidArgument(
+        "the frame ring needs at least 3 slots, and 2 beyond those it keeps");
   auto reader = TileReader::Open(movie, tile_index, direct);
   if (!reader.ok()) return reader.status();
   std::unique_ptr<DiskFrameRing> ring(new DiskFrameRing(std::move(reader).value(), movie.frames));
@@ -31,6 +34,7 @@ Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& 
     if (!b.ok()) return b.status();
     s.buffer = std::move(b).value();
   }
+  ring->keep_ = keep;
   ring->next_frame_ = ring->clock_frame_ = first % std::max<uint64_t>(1, movie.frames);
   ring->thread_ = std::thread([r = ring.get()] { r->ReadLoop(); });
   return ring;
@@ -153,8 +157,9 @@ void DiskFrameRing::SetReadAhead(int32_t step) {
 
 const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
   std::unique_lock lock(mu_);
-  if (held_ >= 0 && slots_[static_cast<size_t>(held_)].frame == index) {  // the same frame again
-    in_use_ = std::exchange(held_, -1);
+  if (!held_.empty() && slots_[static_cast<size_t>(held_.back())].frame == index) {  // again
+    in_use_ = held_.back();
+    held_.pop_back();
     slots_[static_cast<size_t>(in_use_)].state = SlotState::kInUse;
     return slots_[static_cast<size_t>(in_use_)].buffer.data();
   }
@@ -198,21 +203,23 @@ const std::byte* DiskFrameRing::Acquire(uint64_t index, int64_t deadline_ns) {
   }
 }
 
-// The released frame stays held (never read into) until the next one is
-// released, so that after a read error LastFrame() is intact.
+// The released frame stays held (never read into) until `keep` more are
+// released: after a read error LastFrame() is intact, and the sender may
+// send its packets again.
 void DiskFrameRing::Release() {
   std::lock_guard lock(mu_);
   if (in_use_ < 0) return;
-  if (held_ >= 0) slots_[static_cast<size_t>(held_)].state = SlotState::kFree;
-  held_ = in_use_;
-  slots_[static_cast<size_t>(held_)].state = SlotState::kHeld;
+  held_.push_back(in_use_);
+  slots_[static_cast<size_t>(in_use_)].state = SlotState::kHeld;
   in_use_ = -1;
+  for (; held_.size() > keep_; held_.pop_front())
+    slots_[static_cast<size_t>(held_.front())].state = SlotState::kFree;
   reader_cv_.notify_all();
 }
 
 const std::byte* DiskFrameRing::LastFrame() const {
   std::lock_guard lock(mu_);
-  const int last = in_use_ >= 0 ? in_use_ : held_;
+  const int last = in_use_ >= 0 ? in_use_ : held_.empty() ? -1 : held_.back();
   return last >= 0 ? slots_[static_cast<size_t>(last)].buffer.data() : nullptr;
 }
 

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -74,19 +75,22 @@ class FrameProvider {
   virtual bool failed() const = 0;
   virtual std::string error() const = 0;
   virtual FrameSourceStats stats() const = 0;
-  // Whether a frame released stays valid (memory: the sender may keep
-  // older frames retrievable for retransmission; a ring reuses them).
-  virtual bool ReleasedFramesStayValid() const { return false; }
+  // How many frames released last stay valid (memory: all of them; a ring
+  // keeps `keep` and reuses the rest): the sender may keep them
+  // retrievable for retransmission.
+  virtual uint32_t ReleasedFramesKept() const { return 1; }
 };
 
 class DiskFrameRing final : public FrameProvider {
  public:
   // Opens tile `tile_index` of the store and starts reading at frame
-  // `first` (< movie.frames). `slots` (>= 3) buffers of frame_stride bytes
-  // each; two of them are the sender's (in use, and the last frame held).
+  // `first` (< movie.frames). `slots` (>= keep + 2) buffers of
+  // frame_stride bytes each; keep + 1 of them are the sender's (in use, and
+  // the last `keep` frames released, held for retransmission).
   static Result<std::unique_ptr<DiskFrameRing>> Open(const MovieManifest& movie,
                                                      uint32_t tile_index, uint32_t slots,
-                                                     bool direct = true, uint64_t first = 0);
+                                                     bool direct = true, uint64_t first = 0,
+                                                     uint32_t keep = 1);
   ~DiskFrameRing() override;
 
   const std::byte* Acquire(uint64_t index, int64_t deadline_ns) override;
@@ -99,6 +103,7 @@ class DiskFrameRing final : public FrameProvider {
   std::string error() const override;
   FrameSourceStats stats() const override;
   bool direct() const { return reader_.direct(); }
+  uint32_t ReleasedFramesKept() const override { return keep_; }
 
  private:
   enum class SlotState : uint8_t { kFree, kFilling, kReady, kInUse, kHeld };
@@ -132,7 +137,8 @@ class DiskFrameRing final : public FrameProvider {
   int64_t clock_due_ns_ = 0, interval_ns_ = 0, read_mean_ns_ = 0;
   uint64_t skip_from_ = 0, skip_to_ = 0;  // [from, to) in play order; empty if equal
   int in_use_ = -1;
-  int held_ = -1;  // the last released frame
+  uint32_t keep_ = 1;
+  std::deque<int> held_;  // the last frames released, oldest first
   std::atomic<bool> failed_{false};
   std::string error_;
   FrameSourceStats stats_;
@@ -147,7 +153,7 @@ class MemoryFrames final : public FrameProvider {
     return frames_[index % frames_.size()].data();
   }
   void Release() override {}
-  bool ReleasedFramesStayValid() const override { return true; }
+  uint32_t ReleasedFramesKept() const override { return UINT32_MAX; }
   const std::byte* LastFrame() const override { return nullptr; }
   bool failed() const override { return false; }
   std::string error() const override { return ""; }

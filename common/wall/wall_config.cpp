@@ -40,7 +40,7 @@ void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
   r.CheckKeys(t, "stream",
               {"mtu", "packing", "send_buffer", "receive_buffer", "pacing", "pacing_quantum_us",
                "max_burst_bytes", "payload_type", "port_base", "retransmission",
-               "retransmission_share", "rtx_payload_type"});
+               "retransmission_share", "rtx_payload_type", "reorder_ms"});
   r.Int(t, "stream", "mtu", 0, std::numeric_limits<uint32_t>::max(), &s->mtu);
   std::string packing;
   r.String(t, "stream", "packing", &packing);
@@ -61,6 +61,7 @@ void ReadStream(TomlReader& r, const toml::table& t, StreamSettings* s) {
   r.Bool(t, "stream", "retransmission", &s->retransmission);
   r.Float(t, "stream", "retransmission_share", 0, 1, &s->retransmission_share);
   r.Int(t, "stream", "rtx_payload_type", 0, 255, &s->rtx_payload_type);
+  r.Float(t, "stream", "reorder_ms", 0, 1000, &s->reorder_ms);
 }
 
 void ReadNic(TomlReader& r, const toml::table& t, const std::string& path, Nic* nic) {
@@ -167,7 +168,8 @@ void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
 }
 
 void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
-  r.CheckKeys(t, "sync", {"enabled", "policy", "deadline_ms", "wait_ms"});
+  r.CheckKeys(t, "sync",
+              {"enabled", "policy", "deadline_ms", "wait_ms", "latency_ms", "max_latency_ms"});
   r.Bool(t, "sync", "enabled", &s->enabled);
   std::string policy;
   r.String(t, "sync", "policy", &policy);
@@ -178,6 +180,18 @@ void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
             fmt::format("'{}' is not a policy (skip or partial)", policy));
   r.Int(t, "sync", "deadline_ms", 0, 10000, &s->deadline_ms);
   r.Int(t, "sync", "wait_ms", 0, 600000, &s->wait_ms);
+  r.Int(t, "sync", "max_latency_ms", 1, 10000, &s->max_latency_ms);
+  if (const toml::node* n = t.get("latency_ms"); n && n->is_string()) {
+    std::string latency;
+    r.String(t, "sync", "latency_ms", &latency);
+    if (latency != "auto")
+      r.Error(n, "sync.latency_ms", fmt::format("'{}' is not a number of ms or \"auto\"", latency));
+    s->latency = SyncSettings::kAutoLatency;
+  } else {
+    int64_t ms = -1;
+    r.Int(t, "sync", "latency_ms", 0, 10000, &ms);
+    if (ms >= 0) s->latency = static_cast<int32_t>(ms);
+  }
 }
 
 void ReadJoystick(TomlReader& r, const toml::table& t, JoystickMap* j) {

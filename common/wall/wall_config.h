@@ -65,7 +65,11 @@ struct StreamSettings {
   // this share of the stream's bytes.
   bool retransmission = true;
   double retransmission_share = 0.05;
-  uint8_t rtx_payload_type = 97;  // tile i goes to port_base + i unless a node says otherwise
+  uint8_t rtx_payload_type = 97;
+  // A lost packet is asked for this long after its gap shows (a packet a
+  // later one passed within it was reordered, not lost): for paths that
+  // reorder (docs/operations.md, "A wall far from its server").
+  double reorder_ms = 0;  // tile i goes to port_base + i unless a node says otherwise
 };
 
 // A streaming server of a wall too big for one ([[server]], docs/scaling.md).
@@ -166,10 +170,28 @@ struct SyncSettings {
   bool partial = false;      // policy "partial"; default "skip"
   uint32_t deadline_ms = 0;  // after the tick's frame has been sent; 0: one frame interval
   uint32_t wait_ms = 2000;   // before tick 0, for every display node to join
+  // Playout latency (docs/control.md, "Playout latency"): every tile shows
+  // a tick this long after its frame has been sent, at one moment of the
+  // nodes' synchronised clocks, the decision taken before then. kNoLatency:
+  // shown as soon as decided (the LAN's way). kAutoLatency: from the
+  // round trips measured on the sync connections, at most max_latency_ms.
+  static constexpr int32_t kNoLatency = -1;
+  static constexpr int32_t kAutoLatency = -2;
+  int32_t latency = kNoLatency;  // ms, or one of the above
+  uint32_t max_latency_ms = 500;
+  bool timed() const { return latency != kNoLatency; }
+  // The most a tick may wait after its frame is sent: the display nodes'
+  // frame queues and the senders' retransmission history hold that long.
+  int64_t latency_bound_ns() const {
+    if (latency == kAutoLatency) return int64_t{max_latency_ms} * 1'000'000;
+    return latency >= 0 ? int64_t{latency} * 1'000'000 : 0;
+  }
 
-  // From the start of a tick's send to its deadline.
+  // From the start of a tick's send to its deadline (with a latency: to
+  // its presentation at the latest).
   int64_t deadline_after_tick_ns(double fps) const {
     const double interval_ns = 1e9 / fps;
+    if (timed()) return static_cast<int64_t>(interval_ns) + latency_bound_ns();
     return static_cast<int64_t>(interval_ns + (deadline_ms ? deadline_ms * 1e6 : interval_ns));
   }
 };

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <thread>
 
+#include "common/base/clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace tilestream {
@@ -94,7 +96,29 @@ TEST_F(ControlServerTest, ASyncConnectionMakesItsNodesTilesTakePartUntilItCloses
   EXPECT_FALSE(sync_.member(0));
   EXPECT_EQ(server_->synced_nodes(), 0u);
   EXPECT_TRUE(server_->receiver_stats()[1].known);
-  EXPECT_EQ(server_->receiver_stats()[1].frames, 30u);
+  EXPECT_EQ(server_->receiver_stats()[1].stats.frames, 30u);
+}
+
+// The coordinator measures each display node's round trip on its sync
+// connection: a ping at once on joining (and once a second after), which
+// the node answers with the same stamp.
+TEST_F(ControlServerTest, ASyncConnectionsRoundTripIsMeasuredFromPingToPong) {
+  Open(/*with_token=*/false);
+  LineChannel c = Connect();
+  EXPECT_THAT(Ask(&c, "sync left"), HasSubstr(R"("sync":"left")"));
+  EXPECT_EQ(server_->NodeRtt(0).samples, 0u);
+  const std::string ping = Ask(&c, "");
+  const auto stamp = ParseStamp("ping", ping);
+  ASSERT_TRUE(stamp) << ping;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  c.Send(FormatPong(*stamp));
+  for (int i = 0; i < 100 && server_->NodeRtt(0).samples == 0; ++i) server_->Poll(10'000'000);
+  EXPECT_EQ(server_->NodeRtt(0).samples, 1u);
+  EXPECT_GE(server_->NodeRtt(0).rtt_ns, 20'000'000);
+  EXPECT_EQ(server_->LargestRtt().rtt_ns, server_->NodeRtt(0).rtt_ns);
+  c.Send(FormatPong(MonotonicNs() + 1'000'000'000));  // from the future: no sample
+  server_->Poll(10'000'000);
+  EXPECT_EQ(server_->NodeRtt(0).samples, 1u);
 }
 
 TEST(ConstantTimeEquals, IsEqualityOfWholeStrings) {

@@ -228,29 +228,51 @@ TEST(SwapSyncLines, RoundTrip) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->kind, SyncReport::Kind::kShown);
   EXPECT_EQ(r->shown_ns, 1'700'000'000'123'456'789);
-  r = ParseSyncReport(FormatStats(2, 30, 7, 1));
+  r = ParseSyncReport(FormatStats(2, {30, 7, 1, 20'500, 1'200, 44, 3}));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->kind, SyncReport::Kind::kStats);
-  EXPECT_EQ(r->frames, 30u);
-  EXPECT_EQ(r->lost, 7u);
-  EXPECT_EQ(r->incomplete, 1u);
+  EXPECT_EQ(r->stats.frames, 30u);
+  EXPECT_EQ(r->stats.lost, 7u);
+  EXPECT_EQ(r->stats.incomplete, 1u);
+  EXPECT_EQ(r->stats.rtt_us, 20'500u);
+  EXPECT_EQ(r->stats.rttvar_us, 1'200u);
+  EXPECT_EQ(r->stats.requested, 44u);
+  EXPECT_EQ(r->stats.late, 3u);
+  r = ParseSyncReport("stats 2 30 7 1");  // a receiver from before round trips
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->stats.lost, 7u);
+  EXPECT_EQ(r->stats.rtt_us, 0u);
   for (SyncDecision d : {SyncDecision::kPresent, SyncDecision::kSkip, SyncDecision::kPartial}) {
     auto e = ParseSyncEvent(FormatSyncEvent({d, 77, 123}));
     ASSERT_TRUE(e);
     EXPECT_EQ(e->decision, d);
     EXPECT_EQ(e->tick, 77u);
     EXPECT_EQ(e->timestamp, 123u);
+    EXPECT_EQ(e->at_ns, 0);
   }
+  // A time to show it at (a playout latency); a skip has none.
+  auto e =
+      ParseSyncEvent(FormatSyncEvent({SyncDecision::kPresent, 77, 123, 1'800'000'000'000'000'001}));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->at_ns, 1'800'000'000'000'000'001);
+  EXPECT_EQ(FormatSyncEvent({SyncDecision::kSkip, 77, 123, 5}), "skip 123 77");
+  EXPECT_EQ(ParseStamp("ping", FormatPing(123456789)), 123456789);
+  EXPECT_EQ(ParseStamp("pong", FormatPong(5)), 5);
+  EXPECT_FALSE(ParseStamp("pong", FormatPing(5)));
+  for (const char* bad : {"pong", "pong -1", "pong 1 2", "pong x"})
+    EXPECT_FALSE(ParseStamp("pong", bad)) << bad;
 }
 
 TEST(SwapSyncLines, RejectsMalformedLines) {
-  for (const char* bad : {"", "complete", "complete 1", "complete 1 2 3", "complete -1 2",
-                          "complete 1 4294967296", "complete x 2", "shown 1 2", "shown 1 2 3 4",
-                          "done 1 2", "complete 1 2x", "stats 1 2 3", "stats 1 2 3 -4"}) {
+  for (const char* bad :
+       {"", "complete", "complete 1", "complete 1 2 3", "complete -1 2", "complete 1 4294967296",
+        "complete x 2", "shown 1 2", "shown 1 2 3 4", "done 1 2", "complete 1 2x", "stats 1 2 3",
+        "stats 1 2 3 -4", "stats 1 2 3 4 5", "stats 1 2 3 4 5 6 7 x"}) {
     EXPECT_FALSE(ParseSyncReport(bad)) << bad;
   }
-  for (const char* bad : {"", "present", "present 1", "present 1 2 3", "show 1 2", "present -1 0",
-                          "skip 99999999999 0", "present 1 x"})
+  for (const char* bad :
+       {"", "present", "present 1", "present 1 2 3 4", "show 1 2", "present -1 0",
+        "skip 99999999999 0", "present 1 x", "present 1 2 0", "present 1 2 -3", "skip 1 2 3"})
     EXPECT_FALSE(ParseSyncEvent(bad)) << bad;
 }
 

@@ -569,6 +569,33 @@ TEST(FrameAssemblerRetransmission, AFrameMissingAPacketIsRepairedWhileTheNextOne
   EXPECT_EQ(a.stats().recovered, 1u);
 }
 
+// A path that reorders: a frame's last packets passed by the next frame's
+// first ones. The frame waits for repair, and they complete it as a
+// retransmission would: it is shown whole, nothing counts as lost.
+TEST(FrameAssemblerRetransmission, PacketsPassedByTheNextFramesCompleteTheFrameTheyBelongTo) {
+  FrameAssembler a = MakeRepairing();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  for (size_t i = 0; i + 2 < p1.size(); ++i) a.Add(p1[i]);
+  a.Add(p2[0]);
+  a.Add(p2[1]);
+  EXPECT_EQ(a.Add(p1[p1.size() - 1]), AddResult::kOk);  // the marker first
+  EXPECT_EQ(a.Add(p1[p1.size() - 2]), AddResult::kOk);
+  ASSERT_NE(a.just_finished(), nullptr);
+  EXPECT_EQ(a.just_finished()->timestamp, 1000u);
+  AddAll(a, {p2.begin() + 2, p2.end()});
+  auto r1 = a.TakeFrame(1000, false);
+  ASSERT_TRUE(r1.has_value());
+  EXPECT_TRUE(Shows(*r1, f1));
+  EXPECT_EQ(a.stats().frames_complete, 2u);
+  EXPECT_EQ(a.stats().frames_incomplete, 0u);
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_EQ(a.stats().late, 0u);
+  EXPECT_EQ(a.stats().reordered, 2u);
+  EXPECT_EQ(a.loss()->stats().reordered, 2u);  // never asked for
+  EXPECT_EQ(a.loss()->missing(), 0u);
+}
+
 TEST(FrameAssemblerRetransmission, ALostPacketOfTheFrameBeingAssembledGoesToItsPlace) {
   FrameAssembler a = MakeRepairing();
   const auto f = PatternFrame(kTile, 3);

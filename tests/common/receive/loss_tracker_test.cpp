@@ -89,5 +89,78 @@ TEST(LossTracker, AGapLargerThanItsRoomIsUnrecoverableBeyondIt) {
   EXPECT_EQ(Due(t, 0).size(), 4u);
 }
 
+// Within the reorder window a packet that arrives late was reordered, not
+// lost: never asked for.
+TEST(LossTracker, APacketBackWithinTheReorderWindowIsNeverAskedFor) {
+  LossTracker::Options o = Options();
+  o.reorder_ns = 2 * kMs;
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(7, 2);
+  EXPECT_EQ(t.next_due_ns(), 2 * kMs);
+  EXPECT_EQ(Due(t, 1 * kMs), std::vector<uint16_t>{});
+  t.SetNow(1500'000);
+  EXPECT_TRUE(t.Arrived(7));
+  EXPECT_EQ(Due(t, 2 * kMs), std::vector<uint16_t>{8});
+  EXPECT_EQ(t.stats().reordered, 1u);
+  EXPECT_EQ(t.stats().requested, 1u);
+  EXPECT_EQ(t.stats().rtt.samples, 0u);
+}
+
+// Once a round trip is measured (request to arrival), a packet is asked
+// for again after the round trip and two deviations, not the LAN's 2 ms.
+TEST(LossTracker, AsksAgainAfterTheMeasuredRoundTrip) {
+  LossTracker::Options o = Options();
+  o.window_ns = 500 * kMs;
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(1, 1);
+  Due(t, 0);
+  t.SetNow(20 * kMs);
+  EXPECT_TRUE(t.Arrived(1));
+  EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs);
+  EXPECT_EQ(t.stats().rtt.rttvar_ns, 10 * kMs);
+  t.SetNow(30 * kMs);
+  t.Lost(2, 1);
+  EXPECT_EQ(Due(t, 30 * kMs), std::vector<uint16_t>{2});
+  EXPECT_EQ(t.next_due_ns(), (30 + 20 + 2 * 10) * kMs);
+  EXPECT_EQ(Due(t, 69 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, 70 * kMs), std::vector<uint16_t>{2});
+  // A second sample moves the estimate as TCP's does.
+  t.SetNow(110 * kMs);  // 80 ms after the first request
+  EXPECT_TRUE(t.Arrived(2));
+  EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs + 60 * kMs / 8);
+  EXPECT_EQ(t.stats().rtt.rttvar_ns, 10 * kMs + (60 - 10) * kMs / 4);
+}
+
+// A request whose answer would come back after the packet is given up is
+// not sent: counted, and the packet is not asked for again.
+TEST(LossTracker, ARequestWhoseAnswerCannotComeInTimeIsNotSent) {
+  LossTracker::Options o = Options();  // window 100 ms
+  o.reorder_ns = 50 * kMs;
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(1, 1);
+  EXPECT_EQ(Due(t, 50 * kMs), std::vector<uint16_t>{1});
+  t.SetNow(110 * kMs);
+  t.Arrived(1);  // a round trip of 60 ms
+  t.Lost(2, 1);  // its first request due at 160 ms, an answer at 220 ms: past 210
+  EXPECT_EQ(Due(t, 160 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(t.stats().not_asked, 1u);
+  EXPECT_EQ(Due(t, 200 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, 210 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(t.stats().unrecoverable, 1u);
+}
+
+TEST(LossTracker, WhatIsGivenUpBeforeASequenceIsNoLongerAskedFor) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(10, 5);
+  t.Arrived(11);
+  t.GiveUpBefore(13);
+  EXPECT_EQ(t.stats().unrecoverable, 2u);  // 10 and 12
+  EXPECT_EQ(Due(t, 0), (std::vector<uint16_t>{13, 14}));
+}
+
 }  // namespace
 }  // namespace tilestream

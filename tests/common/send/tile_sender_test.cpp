@@ -278,8 +278,10 @@ TEST_F(Refusing, AnErrorAfterWhichTheSocketCannotSendEndsTheSenderWithIt) {
 class Retransmitting : public Loopback {
  protected:
   // `calls`: the socket's system calls (a refusing kernel), without GSO.
-  std::unique_ptr<TileSender> MakeSender(double share, std::optional<SocketCalls> calls = {}) {
+  std::unique_ptr<TileSender> MakeSender(double share, std::optional<SocketCalls> calls = {},
+                                         uint32_t history = 3) {
     TileSenderOptions o;
+    o.history_frames = history;
     o.packetizer.tile = kTile;
     o.packetizer.max_payload = MaxUdpPayloadForMtu(1500);
     o.packetizer.ssrc = 77;
@@ -365,6 +367,33 @@ TEST_F(Retransmitting, AnswersANackWithTheAskedPacketsOfTheLastTwoFrames) {
   sender->ForgetOlderFrames();
   Nack(*sender, {1});
   EXPECT_EQ(sender->stats().refused_old, 2u);
+}
+
+// A playout latency keeps more frames retrievable (streamer/tile_stream.cpp,
+// HistoryFrames): the one being sent and history - 1 before it; the ring
+// gives back what it no longer keeps.
+TEST_F(Retransmitting, KeepsAsManyFramesRetrievableAsItsHistory) {
+  auto sender = MakeSender(1.0, {}, 5);
+  const uint32_t n = sender->packetizer().packet_count();
+  std::vector<std::vector<std::byte>> frames;
+  for (int k = 0; k < 6; ++k) {
+    frames.push_back(PatternFrame(kTile, k + 1));
+    ASSERT_TRUE(
+        sender->SendFrame(frames.back().data(), 1000 + 3600 * k, clock_.NowNs(), 1'000'000, nullptr)
+            .ok());
+  }
+  Collect(6 * n);
+  // Frames 1..5 are the last five; frame 0 is not.
+  Nack(*sender, {static_cast<uint16_t>(n + 3), 3});
+  Collect(1);
+  EXPECT_EQ(rtx_.size(), 1u);
+  EXPECT_TRUE(rtx_.count(static_cast<uint16_t>(n + 3)));
+  EXPECT_EQ(sender->stats().refused_old, 1u);
+  sender->ForgetFramesFrom(3);  // a ring that keeps 3 released: frames 1 and 2 are gone
+  Nack(*sender, {static_cast<uint16_t>(n + 3), static_cast<uint16_t>(3 * n + 3)});
+  Collect(2);
+  EXPECT_EQ(sender->stats().refused_old, 2u);
+  EXPECT_TRUE(rtx_.count(static_cast<uint16_t>(3 * n + 3)));
 }
 
 // The cap: a bucket of at least 128 KiB (here: two frames' share is less),

@@ -153,7 +153,28 @@ TEST(DiskFrameRing, HoldsTheLastFrameAfterAReadError) {
 
 TEST(DiskFrameRing, RefusesTooFewSlots) {
   TempDir dir;
-  EXPECT_FALSE(DiskFrameRing::Open(MakeStore(dir), 0, 2).ok());
+  const MovieManifest m = MakeStore(dir);
+  EXPECT_FALSE(DiskFrameRing::Open(m, 0, 2).ok());
+  EXPECT_FALSE(DiskFrameRing::Open(m, 0, 4, true, 0, 3).ok());  // keeps 3, reads in 1
+  EXPECT_FALSE(DiskFrameRing::Open(m, 0, 4, true, 0, 0).ok());
+}
+
+// For a playout latency the ring holds the last `keep` frames it gave out
+// (the sender may send their packets again): never read into meanwhile.
+TEST(DiskFrameRing, HoldsTheFramesItKeepsWhileReadingOn) {
+  TempDir dir;
+  auto ring = DiskFrameRing::Open(MakeStore(dir), 0, 6, false, 0, 3);
+  ASSERT_TRUE(ring.ok()) << ring.status().message();
+  EXPECT_EQ((*ring)->ReleasedFramesKept(), 3u);
+  std::vector<const std::byte*> given;
+  for (uint64_t f = 0; f < 2 * kFrames; ++f) {
+    given.push_back((*ring)->Acquire(f % kFrames, In(5000)));
+    ASSERT_TRUE(IsFrame(given.back(), f % kFrames)) << f;
+    (*ring)->Release();
+    for (uint64_t back = 1; back <= 3 && back <= f; ++back)  // the three before it, intact
+      ASSERT_TRUE(IsFrame(given[f - back + 1], (f - back + 1) % kFrames)) << f << " " << back;
+  }
+  EXPECT_EQ((*ring)->stats().restarts, 0u);
 }
 
 TEST(MemoryFrames, CyclesThroughItsFrames) {

@@ -353,6 +353,33 @@ TEST(WallConfig, ReadsSyncSettings) {
               HasSubstr("sync.enable: unknown key"));
 }
 
+// A playout latency: a number of ms or "auto" (within max_latency_ms);
+// none by default. A path that reorders: the wait before a NACK.
+TEST(WallConfig, ReadsThePlayoutLatencyAndTheReorderWindow) {
+  auto c = ParseWallConfig(kTwoTiles, "w.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->sync.timed());
+  EXPECT_EQ(c->stream.reorder_ms, 0);
+  c = ParseWallConfig(
+      std::string(kTwoTiles) + "[stream]\nreorder_ms = 2.5\n[sync]\nlatency_ms = 120\n", "w.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->sync.timed());
+  EXPECT_EQ(c->sync.latency_bound_ns(), 120'000'000);
+  EXPECT_EQ(c->sync.deadline_after_tick_ns(25), 40'000'000 + 120'000'000);
+  EXPECT_DOUBLE_EQ(c->stream.reorder_ms, 2.5);
+  c = ParseWallConfig(
+      std::string(kTwoTiles) + "[sync]\nlatency_ms = \"auto\"\nmax_latency_ms = 300\n", "w.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->sync.latency, SyncSettings::kAutoLatency);
+  EXPECT_EQ(c->sync.latency_bound_ns(), 300'000'000);
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\nlatency_ms = \"soon\"\n"),
+              HasSubstr("sync.latency_ms: 'soon' is not a number of ms or \"auto\""));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[sync]\nlatency_ms = -3\n"),
+              HasSubstr("sync.latency_ms: -3 is outside 0..10000"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[stream]\nreorder_ms = 5000\n"),
+              HasSubstr("stream.reorder_ms: 5000 is outside 0..1000"));
+}
+
 TEST(WallConfig, RejectsPayloadTypeOutsideDynamicRange) {
   EXPECT_THAT(Error(std::string(kTwoTiles) + "[stream]\npayload_type = 33\n"),
               HasSubstr("stream.payload_type: 33 is outside the dynamic range 96..127"));

@@ -1,0 +1,25 @@
+#include "common/control/playout_latency.h"
+
+#include <algorithm>
+
+namespace tilestream {
+
+void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns,
+                            int64_t repair_var_ns) {
+  if (sync_ns <= 0) return;
+  margin_ns_ = sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
+  const int64_t repair = repair_ns > 0 ? repair_ns + 2 * repair_var_ns : sync_ns + 2 * sync_var_ns;
+  auto_ns_ = std::max(auto_ns_, sync_ns + 2 * repair + margin_ns_);
+}
+
+int64_t PlayoutLatency::latency_ns() const {
+  if (settings_.latency != SyncSettings::kAutoLatency) return settings_.latency_bound_ns();
+  const int64_t most = settings_.latency_bound_ns();
+  return auto_ns_ > 0 ? std::min(auto_ns_, most) : most;
+}
+
+int64_t PlayoutLatency::DeadlineFor(int64_t frame_end_ns) const {
+  return std::max(frame_end_ns, PresentAt(frame_end_ns) - margin_ns_);
+}
+
+}  // namespace tilestream

@@ -1,0 +1,57 @@
+// The wall's playout latency (docs/control.md, "Playout latency"; the
+// decision in docs/decisions.md, "A wall far from its server"): with
+// [sync] latency_ms set, every tile shows a tick `latency` after its frame
+// has been sent whole, at one moment of the display nodes' synchronised
+// clocks, and the coordinator decides the tick early enough for the
+// decision to reach the farthest node first.
+//
+// From the round trip measured on the nodes' sync connections (the
+// largest, s, and its deviation, sv) and the one the tiles measure from
+// asking for a lost packet to its arrival (the largest, r, and rv; s and
+// sv until a tile has measured one):
+//   margin  = s / 2 + 2 sv + 5 ms: a decision's way to a node, and the
+//             coordinator's and the node's wake-ups on a loaded machine;
+//   repair  = r + 2 rv: one request answered;
+//   auto    = s / 2 + 2 repair + s / 2 + margin: the last packets' way, two
+//             requests answered (the second for an answer lost on the way),
+//             the report's way back, the decision's out; at most
+//             max_latency_ms. On a path where answers take the round trip,
+//             3.5 round trips (SRT's guide asks 3 at up to 1% loss, 4 at 3%).
+//   deadline = frame end + latency - margin, no earlier than the frame end.
+// An auto latency only rises while the wall plays (a lower one would show
+// ticks early, one at a time); until a round trip is measured it is the
+// maximum. Plain logic; not thread-safe (the coordinator's thread).
+#pragma once
+
+#include <cstdint>
+
+#include "common/wall/wall_config.h"
+
+namespace tilestream {
+
+class PlayoutLatency {
+ public:
+  explicit PlayoutLatency(const SyncSettings& s) : settings_(s) {}
+
+  // The largest round trip on the sync connections now and its deviation,
+  // and the largest a tile measured for a repair and its deviation (0:
+  // none measured).
+  void Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns = 0,
+              int64_t repair_var_ns = 0);
+
+  bool timed() const { return settings_.timed(); }
+  int64_t latency_ns() const;
+  int64_t margin_ns() const { return margin_ns_; }
+  // For a tick whose frame is sent whole at frame_end_ns: when it is shown
+  // and when it is decided at the latest (same clock as frame_end_ns).
+  int64_t PresentAt(int64_t frame_end_ns) const { return frame_end_ns + latency_ns(); }
+  int64_t DeadlineFor(int64_t frame_end_ns) const;
+
+ private:
+  static constexpr int64_t kSlackNs = 5'000'000;
+  SyncSettings settings_;
+  int64_t auto_ns_ = 0;  // 0: nothing measured yet
+  int64_t margin_ns_ = kSlackNs;
+};
+
+}  // namespace tilestream

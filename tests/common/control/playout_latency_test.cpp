@@ -1,0 +1,56 @@
+#include "common/control/playout_latency.h"
+
+#include <gtest/gtest.h>
+
+namespace tilestream {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+SyncSettings Settings(int32_t latency) {
+  SyncSettings s;
+  s.latency = latency;
+  s.max_latency_ms = 400;
+  return s;
+}
+
+TEST(PlayoutLatency, AFixedLatencyShowsThatLongAfterTheFrameAndDecidesAMarginBefore) {
+  PlayoutLatency l(Settings(100));
+  EXPECT_TRUE(l.timed());
+  EXPECT_EQ(l.PresentAt(1000 * kMs), 1100 * kMs);
+  EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1095 * kMs);  // nothing measured: 5 ms of slack
+  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), 100 * kMs);  // fixed: the round trip does not move it
+  EXPECT_EQ(l.margin_ns(), (10 + 4 + 5) * kMs);
+  EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1081 * kMs);
+}
+
+TEST(PlayoutLatency, TheDeadlineIsNeverBeforeTheFrameIsSent) {
+  PlayoutLatency l(Settings(5));
+  l.Update(80 * kMs, 5 * kMs);
+  EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1000 * kMs);
+}
+
+// auto: the round trip out and back, two repairs and the decision's way,
+// the maximum until one is measured, never above it, and only rising while
+// the wall plays.
+TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency));
+  EXPECT_EQ(l.latency_ns(), 400 * kMs);
+  l.Update(20 * kMs, 2 * kMs);  // no repair measured: the sync's round trip
+  EXPECT_EQ(l.latency_ns(), (20 + 2 * 24 + 19) * kMs);
+  l.Update(20 * kMs, 2 * kMs, 30 * kMs, 5 * kMs);  // repairs take longer
+  EXPECT_EQ(l.latency_ns(), (20 + 2 * 40 + 19) * kMs);
+  l.Update(10 * kMs, 1 * kMs);
+  EXPECT_EQ(l.latency_ns(), 119 * kMs);         // not lowered
+  EXPECT_EQ(l.margin_ns(), (5 + 2 + 5) * kMs);  // the margin follows the path now
+  l.Update(200 * kMs, 0);
+  EXPECT_EQ(l.latency_ns(), 400 * kMs);
+}
+
+TEST(PlayoutLatency, WithoutOneTheWallIsNotTimed) {
+  EXPECT_FALSE(PlayoutLatency(Settings(SyncSettings::kNoLatency)).timed());
+}
+
+}  // namespace
+}  // namespace tilestream
