@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs the built wall (streamer, receiver, wallcut, wallctl, udpceil) with
+# Packs the built wall (streamer, receiver, wallcut, wallctl, pathline, udpceil) with
 # Open MPI and every shared library they load into one folder that runs on
 # another x86-64 Linux machine without this project's packages: a server to
 # benchmark before anything is installed on it. Its glibc must be as new as
@@ -23,7 +23,8 @@ dir=$(mkdir -p "$1" && cd "$1" && pwd)
 rm -rf "${dir:?}"/{bin,lib,usr,etc,env.sh}
 mkdir -p "$dir/bin" "$dir/lib"
 gcc -O2 -pthread -o build/bench/udpceil ../shared/bench/udpceil.c -lm
-programs=(build/streamer/streamer build/receiver/receiver build/tools/wallcut build/tools/wallctl build/bench/udpceil
+programs=(build/streamer/streamer build/receiver/receiver build/tools/wallcut build/tools/wallctl build/tools/pathline
+  build/bench/udpceil
   build/bench/ring_read build/bench/packet_rate build/bench/udp_sink)
 for p in "${programs[@]}"; do strip -o "$dir/bin/$(basename "$p")" "$p"; done
 ompi=/usr/lib/x86_64-linux-gnu/openmpi
@@ -68,7 +69,7 @@ if [ -d "$pmix" ] && ! cmp -s "$portable$pmix/pmix_mca_prm_default.so" "$pmix/pm
 fi
 mkdir -p build/streamer build/receiver build/tools build/bench
 for p in streamer receiver; do ln -sf "$portable/bin/$p" "build/$p/$p"; done
-for p in wallcut wallctl; do ln -sf "$portable/bin/$p" "build/tools/$p"; done
+for p in wallcut wallctl pathline; do ln -sf "$portable/bin/$p" "build/tools/$p"; done
 for p in udpceil ring_read packet_rate udp_sink; do ln -sf "$portable/bin/$p" "build/bench/$p"; done
 export UDPCEIL=$PWD/build/bench/udpceil
 EOF

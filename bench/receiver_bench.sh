@@ -2,7 +2,7 @@
 # Receiver and end-to-end benchmarks, each against a reference measured in
 # the same run. Loopback only; every run is bounded.
 #
-#   bench/receiver_bench.sh [receive|wall|loss|mosaic|all] (default all)
+#   bench/receiver_bench.sh [receive|wall|loss|path|mosaic|all] (default all)
 #
 # receive: streamer (memory source, unpaced, MTU 9000, 2560x1600 tiles) to
 #          headless receivers, 1 and 4 streams: goodput and loss vs
@@ -29,12 +29,14 @@
 #          or switch would lose them); retransmission recovers them. With
 #          WALL_DROP_HOOK=output the sender's own kernel refuses them
 #          instead (nft's output hook: EPERM, as a local firewall does).
+#          $WALL_SYNC: lines of a [sync] table to add (latency_ms = "auto").
 # loss:    the wall ($WALL_FPS, default 6: what this 2-core VM presents
 #          whole) five times in one run: loss-free, 0.1% and 1% dropped on
 #          the way, 0.1% and 1% of the sends refused: ticks skipped (target
 #          0), the bytes sent again, and CPU-s/GB against the loss-free
 #          run. $LOSS_RATES: the per-mille rates after the loss-free run
 #          (default "1 10"). Needs root and nft.
+# path:    the wall over a long path on the testbed: bench/path_bench.sh.
 # mosaic:  the demo wall (configs/demo-5x3.toml) in one mosaic window under
 #          Xvfb, $SECS s: sustained window updates per second vs the wall's fps.
 # Results: one line per measurement on stdout, JSON in $OUT (build/bench-results).
@@ -138,6 +140,8 @@ bench_wall() {
   local wsecs=${WALL_SECS:-60} wfps=${WALL_FPS:-22} cfg=$out/wall.toml
   # The reference wall's 8 display nodes (configs/sara-5x3.toml), all on loopback.
   reference_wall_config "$wfps" "$cfg" "$(printf '[stream]\nmtu = 9000\nport_base = 50000\n%s' "${WALL_STREAM:-}")"
+  # $WALL_SYNC: a [sync] table to add, e.g. a playout latency (issue 37).
+  if [ -n "${WALL_SYNC:-}" ]; then printf '[sync]\n%s\n' "$WALL_SYNC" >>"$cfg"; fi
   # The raw path's cost on this machine now: the reference for CPU-s/GB,
   # the machine's (/proc/stat) and its threads' own, measured before the
   # wall and again after it (one measurement moved +-15% between runs).
@@ -398,7 +402,8 @@ case "$what" in
   receive) bench_receive ;;
   wall) bench_wall ;;
   loss) bench_loss ;;
+  path) exec bench/path_bench.sh ;;
   mosaic) bench_mosaic ;;
   all) bench_receive; bench_wall; bench_mosaic ;;
-  *) echo "usage: $0 [receive|wall|loss|mosaic|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [receive|wall|loss|path|mosaic|all]" >&2; exit 2 ;;
 esac

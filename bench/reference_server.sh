@@ -8,9 +8,10 @@
 #
 #   bench/reference_server.sh DIR RESULTS_DIR [RUN...]
 #
-# RUN is NAME:RANKS:FPS:SECS[:disk][:lost=N|refused=N] (RANKS 1: spawned,
-# one rank per tile; N per mille of the tile datagrams dropped on lo's
-# ingress, or refused by the sender's kernel in nft's output hook).
+# RUN is NAME:RANKS:FPS:SECS[:disk][:lost=N|refused=N][:latency=MS|auto]
+# (RANKS 1: spawned, one rank per tile; N per mille of the tile datagrams
+# dropped on lo's ingress, or refused by the sender's kernel in nft's
+# output hook; a playout latency, [sync] latency_ms).
 # Default: the wall at 22 fps with a rank per tile and with one rank per
 # NIC (5), from disk at 8 fps, and at 6 fps for the CPU ratio: about 6
 # minutes on 16 cores (each run takes its seconds plus 25-55 s). The
@@ -18,6 +19,10 @@
 # n16-22fps-lost:16:22:60::lost=10. A NAME starting with "switch" runs
 # bench/switch_bench.sh instead (20 loads at FPS, from memory, or from disk
 # with SOURCE disk; RANKS and SECS unused): switch-22fps:1:22:0 (issue 36).
+# A NAME starting with "path" runs bench/path_bench.sh (the testbed's 2x2
+# wall over the delay line at FPS, rtt 20 ms and 1% loss: what the line
+# sustains there): path-22fps:1:22:20. Issue 37's, in the defaults:
+# n16-60fps-lost-auto:16:60:30::lost=10:latency=auto, path-22fps:1:22:20.
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 PORTABLE_DIR RESULTS_DIR [NAME:RANKS:FPS:SECS[:disk]...]" >&2; exit 2; }
 cd "$(dirname "$0")/.."
@@ -25,7 +30,8 @@ portable=$1 results=$2
 shift 2
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(n16-22fps:16:22:60 n5-22fps:5:22:60 disk-8fps:16:8:40:disk n16-6fps:16:6:60
-                                switch-22fps:1:22:0)
+                                switch-22fps:1:22:0 n16-60fps-lost-auto:16:60:30::lost=10:latency=auto
+                                path-22fps:1:22:20)
 mkdir -p "$results"
 log=$results/all.log
 # shellcheck source=/dev/null
@@ -39,7 +45,7 @@ source "$portable/env.sh"
   command -v perf >/dev/null && echo "perf: yes" || echo "perf: no"
 } >>"$log" 2>&1
 for run in "${runs[@]}"; do
-  IFS=: read -r name ranks fps wsecs source fault <<<"$run"
+  IFS=: read -r name ranks fps wsecs source fault sync <<<"$run"
   dir=/tmp/tsbench-$name
   rm -rf "$dir"
   echo "== $name: ranks $ranks, $fps fps, $wsecs s, ${source:-memory} ${fault:-} ($(date -u +%T))" >>"$log"
@@ -49,8 +55,16 @@ for run in "${runs[@]}"; do
     refused=*) extra+=(WALL_DROP="${fault#refused=}" WALL_DROP_HOOK=output) ;;
   esac
   [ "$ranks" = 1 ] || extra+=(WALL_RANKS="$ranks")
+  case "${sync:-}" in
+    latency=auto) extra+=(WALL_SYNC='latency_ms = "auto"') ;;
+    latency=*) extra+=(WALL_SYNC="latency_ms = ${sync#latency=}") ;;
+  esac
   [ "${source:-}" = disk ] && extra+=(WALL_SOURCE=disk WALL_MOVIE="$PWD/movies/reference")
-  if [[ $name == switch* ]]; then
+  if [[ $name == path* ]]; then
+    mkdir -p "$dir"
+    env OUT="$dir" PATH_FPS="$fps" PATH_SECS="$wsecs" PATH_RTTS=20 PATH_LOSSES=1 \
+      timeout --kill-after 10 $((wsecs + 120)) bench/path_bench.sh >>"$log" 2>&1 || echo "$name: rc $?" >>"$log"
+  elif [[ $name == switch* ]]; then
     mkdir -p "$dir"
     env OUT="$dir" SWITCH_FPS="$fps" SWITCH_SOURCE="${source:-memory}" \
       timeout --kill-after 10 300 bench/switch_bench.sh >>"$log" 2>&1 || echo "$name: rc $?" >>"$log"

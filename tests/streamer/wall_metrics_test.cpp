@@ -18,7 +18,9 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   w.latest[1].bytes = 123456;
   w.latest[1].frames = 30;
   w.latest[1].disk_read_ns = 1'500'000'000;
-  w.receivers[0] = {true, 25, 0, 0};
+  w.receivers[0] = {true, {25, 0, 0, 21'500, 1'250, 40, 2}};
+  w.latency_ns = 84'000'000;
+  w.node_rtt = {{20'000'000, 1'000'000, 3}};
   w.shedder.Look(90, 10, 2);
   w.shedder.Look(90, 10, 2);  // 10% of the 2 tiles' frames skipped twice: keep 0.88
   for (int i = 0; i < 25; ++i) w.shedder.Keep();
@@ -39,6 +41,16 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
   EXPECT_THAT(text, HasSubstr("tilestream_sync_nodes 2\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_wall_ticks_shed_total 3\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_wall_ticks_sent_ratio 0.88\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_sync_latency_seconds 0.084\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_sync_node_rtt_seconds{node=\"localhost\"} 0.02\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_display_tile_repair_rtt_seconds{tile=\"r0c0\",node="
+                              "\"localhost\"} 0.0215\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_display_tile_repair_rtt_deviation_seconds{tile=\"r0c0\","
+                              "node=\"localhost\"} 0.00125\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_display_tile_requested_total{tile=\"r0c0\",node="
+                              "\"localhost\"} 40\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_display_tile_late_retransmissions_total{tile=\"r0c0\","
+                              "node=\"localhost\"} 2\n"));
 }
 
 TEST(WallMetrics, PromtoolFindsNothingToSay) {

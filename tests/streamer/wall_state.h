@@ -18,9 +18,12 @@ struct WallState {
   std::vector<ControlServer::ReceiverTileStats> receivers =
       std::vector<ControlServer::ReceiverTileStats>(2);
   TickShedder shedder;
+  int64_t latency_ns = 0;
+  std::vector<RttEstimate> node_rtt;
 
   WallStatusView View(size_t synced_nodes) const {
-    return {config, plan, sync, synced_nodes, last_second, latest, receivers, shedder};
+    return {config, plan,      sync,    synced_nodes, last_second,
+            latest, receivers, shedder, latency_ns,   node_rtt};
   }
 };
 

@@ -38,9 +38,14 @@ TEST(WallStatus, AddsTheSendersLastSecondAndWhatTheReceiverReported) {
   w.last_second[1].disk_mbytes_per_s = 310;
   w.latest[1].send_errors = 3;
   w.latest[1].late_frames = 2;
-  w.receivers[1] = {true, 30, 7, 1};
+  w.receivers[1] = {true, {30, 7, 1, 21'500, 1'250, 40, 2}};
+  w.latency_ns = 84'000'000;
+  w.node_rtt = {{20'000'000, 1'000'000, 3}};
   nlohmann::json j;
   AddWallStatus(w.View(0), &j);
+  EXPECT_DOUBLE_EQ(j["sync"]["latency_ms"].get<double>(), 84);
+  EXPECT_DOUBLE_EQ(j["sync"]["nodes_rtt"]["localhost"]["rtt_ms"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(j["sync"]["nodes_rtt"]["localhost"]["jitter_ms"].get<double>(), 1);
   const nlohmann::json& tile = j["tiles"][1];
   EXPECT_DOUBLE_EQ(tile["gbps"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(tile["disk_mbytes_per_s"].get<double>(), 310);
@@ -49,6 +54,10 @@ TEST(WallStatus, AddsTheSendersLastSecondAndWhatTheReceiverReported) {
   EXPECT_EQ(tile["receiver"]["fps"], 30);
   EXPECT_EQ(tile["receiver"]["lost"], 7);
   EXPECT_EQ(tile["receiver"]["incomplete"], 1);
+  EXPECT_DOUBLE_EQ(tile["receiver"]["rtt_ms"].get<double>(), 21.5);
+  EXPECT_DOUBLE_EQ(tile["receiver"]["jitter_ms"].get<double>(), 1.25);
+  EXPECT_EQ(tile["receiver"]["requested"], 40);
+  EXPECT_EQ(tile["receiver"]["late_retransmissions"], 2);
   EXPECT_FALSE(j["tiles"][0].contains("receiver"));
 }
 
