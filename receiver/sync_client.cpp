@@ -91,6 +91,10 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
       Send(FormatPong(*ping));
       continue;
     }
+    if (auto latency = ParseStamp("latency", line)) {
+      latency_ns_.store(*latency, std::memory_order_relaxed);
+      continue;
+    }
     // A JSON reply: to auth, or to sync.
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (JsonBool(j, "ok")) {

@@ -10,6 +10,7 @@
 // then Read) from one.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -43,6 +44,9 @@ class SyncClient {
   void Read(std::vector<SyncEvent>* events);
   // The coordinator has taken this node into the sync.
   bool subscribed() const;
+  // The wall's playout latency, as the coordinator last said ("latency
+  // NS"); 0: none said.
+  int64_t latency_ns() const { return latency_ns_.load(std::memory_order_relaxed); }
 
   void ReportComplete(uint32_t tile, uint32_t timestamp);
   void ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
@@ -62,6 +66,7 @@ class SyncClient {
   bool subscribed_ = false;
   int64_t next_attempt_ns_ = 0;
   std::string last_error_;  // printed once until it changes
+  std::atomic<int64_t> latency_ns_{0};
 };
 
 }  // namespace tilestream

@@ -130,6 +130,8 @@ void TileReceiver::AskForLost() {
   accepted_from_ = batch_from_ = nullptr;
   LossTracker* loss = assembler_.loss();
   loss->SetNow(MonotonicNs());
+  if (const int64_t window = repair_window_ns_.load(std::memory_order_relaxed); window > 0)
+    loss->SetWindow(window);
   std::array<uint16_t, kMaxNackBatch> due;
   std::array<std::byte, kNackHeaderSize + kMaxNackBatch * kNackEntrySize> packet;
   const size_t n = loss->TakeDue(due);

@@ -62,6 +62,10 @@ class TileReceiver {
   // complete (or, with the partial policy, finished) frame since the last
   // call, or the frame of one RTP timestamp; valid until the next call.
   std::optional<ReadyFrame> TakeReady() { return assembler_.TakeReady(); }
+  // How long after a packet is found missing it may still be asked for (a
+  // frame interval and the wall's playout latency): from any thread, taken
+  // up by the tile's at its next request.
+  void SetRepairWindow(int64_t ns) { repair_window_ns_.store(ns, std::memory_order_relaxed); }
   std::optional<ReadyFrame> TakeFrame(uint32_t timestamp, bool incomplete_ok) {
     return assembler_.TakeFrame(timestamp, incomplete_ok);
   }
@@ -89,6 +93,7 @@ class TileReceiver {
   TileReceiverOptions options_;
   UdpReceiver socket_;
   FrameAssembler assembler_;
+  std::atomic<int64_t> repair_window_ns_{0};  // 0: as configured
   std::unique_ptr<PacketPlacement> placement_;
   std::vector<std::byte*> buffers_;  // the socket's message buffers
   std::vector<size_t> lengths_;      // of the last batch's messages

@@ -57,6 +57,12 @@ void ControlServer::PingSyncNodes() {
     if (c->node >= 0) c->channel.Send(FormatPing(MonotonicNs()));
 }
 
+void ControlServer::SetLatency(int64_t ns) {
+  latency_ns_ = ns;
+  for (auto& c : clients_)
+    if (c->node >= 0) c->channel.Send(FormatStamp("latency", ns));
+}
+
 RttEstimate ControlServer::NodeRtt(uint32_t node) const {
   for (const auto& c : clients_)
     if (c->node == static_cast<int>(node)) return c->rtt;
@@ -296,6 +302,7 @@ void ControlServer::Subscribe(Client& c, const std::string& node_name) {
   }
   c.channel.Send(JsonText({{"ok", true}, {"sync", node_name}, {"tiles", tiles}}));
   c.channel.Send(FormatPing(MonotonicNs()));  // a round trip before the first tick
+  if (latency_ns_ > 0) c.channel.Send(FormatStamp("latency", latency_ns_));
 }
 
 void ControlServer::Drop(Client& c) {

@@ -64,6 +64,9 @@ class ControlServer {
   size_t synced_nodes() const;
   // Asks every synced node for a round trip ("ping"; once a second).
   void PingSyncNodes();
+  // Tells every synced node the playout latency ("latency NS"), now and
+  // whenever a node joins.
+  void SetLatency(int64_t ns);
   // The round trip measured on node `node`'s sync connection (none: zero),
   // and the largest over the synced nodes, for the playout latency.
   RttEstimate NodeRtt(uint32_t node) const;
@@ -110,6 +113,7 @@ class ControlServer {
   uint64_t accept_calls_ = 0;              // Accept calls so far
   std::vector<SocketAddress> node_hosts_;  // the config's display nodes
   std::vector<ReceiverTileStats> receiver_stats_;
+  int64_t latency_ns_ = 0;
   std::vector<std::pair<int, std::function<void()>>> watched_;
   std::vector<pollfd> fds_;  // WaitForInput's, for Serve
   int ready_ = 0;            // ppoll's answer

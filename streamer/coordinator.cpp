@@ -484,6 +484,10 @@ class Coordinator {
       repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
     }
     latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
+    if (latency_.timed() && (latency_.latency_ns() != before || !latency_said_)) {
+      server_->SetLatency(latency_.latency_ns());
+      latency_said_ = true;
+    }
     if (latency_.timed() && latency_.latency_ns() != before)
       spdlog::info(
           "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
@@ -668,6 +672,7 @@ class Coordinator {
   int64_t start_ns_ = 0;
   SwapSyncMaster sync_;
   PlayoutLatency latency_{c_.sync};
+  bool latency_said_ = false;
   std::vector<SyncEvent> events_;
   std::vector<SwapSyncMaster::Change> sync_changes_;
   std::unique_ptr<ControlServer> server_;

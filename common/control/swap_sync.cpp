@@ -219,8 +219,11 @@ std::optional<SyncEvent> ParseSyncEvent(std::string_view line) {
   return e;
 }
 
-std::string FormatPing(int64_t ns) { return fmt::format("ping {}", ns); }
-std::string FormatPong(int64_t ns) { return fmt::format("pong {}", ns); }
+std::string FormatStamp(std::string_view word, int64_t ns) {
+  return fmt::format("{} {}", word, ns);
+}
+std::string FormatPing(int64_t ns) { return FormatStamp("ping", ns); }
+std::string FormatPong(int64_t ns) { return FormatStamp("pong", ns); }
 
 std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line) {
   std::array<std::string_view, 2> w;

@@ -148,7 +148,8 @@ class SwapSyncMaster {
 // incomplete, the round trip of its repairs and its deviation, packets
 // asked for, retransmissions that came too late.
 // The master measures each node's round trip on the connection: "ping NS"
-// (its clock), answered at once with "pong NS".
+// (its clock), answered at once with "pong NS". With a playout latency it
+// says it: "latency NS".
 struct TileRepairStats {
   uint64_t frames = 0, lost = 0, incomplete = 0;
   uint64_t rtt_us = 0, rttvar_us = 0, requested = 0, late = 0;
@@ -169,7 +170,10 @@ std::string FormatSyncEvent(const SyncEvent& e);
 std::optional<SyncEvent> ParseSyncEvent(std::string_view line);
 std::string FormatPing(int64_t ns);
 std::string FormatPong(int64_t ns);
-// The stamp of "WORD NS" (WORD: ping or pong).
+// "WORD NS"; the master also says "latency NS", the wall's playout latency
+// (whenever it changes, and to a node that joins).
+std::string FormatStamp(std::string_view word, int64_t ns);
+// The stamp of "WORD NS" (WORD: ping, pong or latency).
 std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line);
 
 }  // namespace tilestream

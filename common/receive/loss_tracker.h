@@ -57,6 +57,9 @@ class LossTracker {
 
   // The time of what follows (CLOCK_MONOTONIC), set before each batch.
   void SetNow(int64_t now_ns) { now_ns_ = now_ns; }
+  // A new window (the wall's playout latency changed): for what is found
+  // missing from now on and what is still asked for. REQUIRES: > 0.
+  void SetWindow(int64_t window_ns) { options_.window_ns = window_ns; }
   // Extended sequence numbers [first, first + count) were found missing.
   void Lost(uint64_t first, uint64_t count);
   // `sequence` arrived: true if it was missing (and now is not).

@@ -119,6 +119,13 @@ TEST_F(ControlServerTest, ASyncConnectionsRoundTripIsMeasuredFromPingToPong) {
   c.Send(FormatPong(MonotonicNs() + 1'000'000'000));  // from the future: no sample
   server_->Poll(10'000'000);
   EXPECT_EQ(server_->NodeRtt(0).samples, 1u);
+  // The playout latency, said to every synced node, and to one that joins.
+  server_->SetLatency(84'000'000);
+  EXPECT_EQ(ParseStamp("latency", Ask(&c, "")), 84'000'000);
+  LineChannel late = Connect();
+  EXPECT_THAT(Ask(&late, "sync left"), HasSubstr(R"("sync":"left")"));
+  EXPECT_TRUE(ParseStamp("ping", Ask(&late, "")));
+  EXPECT_EQ(ParseStamp("latency", Ask(&late, "")), 84'000'000);
 }
 
 TEST(ConstantTimeEquals, IsEqualityOfWholeStrings) {

@@ -152,6 +152,19 @@ TEST(LossTracker, ARequestWhoseAnswerCannotComeInTimeIsNotSent) {
   EXPECT_EQ(t.stats().unrecoverable, 1u);
 }
 
+// The wall's latency changed: the window follows it for what is missing.
+TEST(LossTracker, AWindowSetLaterHoldsForWhatIsMissing) {
+  LossTracker t(Options());  // 100 ms
+  t.SetNow(0);
+  t.Lost(1, 1);
+  Due(t, 0);
+  t.SetWindow(300 * kMs);
+  EXPECT_EQ(Due(t, 150 * kMs), std::vector<uint16_t>{1});  // past the old window, not the new
+  EXPECT_EQ(t.stats().unrecoverable, 0u);
+  Due(t, 300 * kMs);
+  EXPECT_EQ(t.stats().unrecoverable, 1u);
+}
+
 TEST(LossTracker, WhatIsGivenUpBeforeASequenceIsNoLongerAskedFor) {
   LossTracker t(Options());
   t.SetNow(0);
