@@ -474,8 +474,10 @@ class Coordinator {
     if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, *deadline, at);
   }
 
-  // The playout latency follows the largest round trip to a display node.
+  // The playout latency follows the largest round trips to a display node
+  // and of a tile's repairs; the nodes are told it.
   void UpdateLatency() {
+    if (!latency_.timed()) return;
     const int64_t before = latency_.latency_ns();
     const RttEstimate rtt = server_->LargestRtt();
     int64_t repair = 0, repair_var = 0;  // the tiles' largest, from their last report
@@ -484,15 +486,13 @@ class Coordinator {
       repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
     }
     latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
-    if (latency_.timed() && (latency_.latency_ns() != before || !latency_said_)) {
-      server_->SetLatency(latency_.latency_ns());
-      latency_said_ = true;
-    }
-    if (latency_.timed() && latency_.latency_ns() != before)
-      spdlog::info(
-          "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
-          "{:.1f} ms, deviation {:.1f} ms)",
-          latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6);
+    if (latency_.latency_ns() == before && latency_said_) return;
+    server_->SetLatency(latency_.latency_ns());
+    latency_said_ = true;
+    spdlog::info(
+        "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
+        "{:.1f} ms, deviation {:.1f} ms)",
+        latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6);
   }
 
   void PrintSecond() {
@@ -671,7 +671,7 @@ class Coordinator {
   const RankPlan plan_;
   int64_t start_ns_ = 0;
   SwapSyncMaster sync_;
-  PlayoutLatency latency_{c_.sync};
+  PlayoutLatency latency_{c_.sync, static_cast<int64_t>(kSecond / c_.wall.fps)};
   bool latency_said_ = false;
   std::vector<SyncEvent> events_;
   std::vector<SwapSyncMaster::Change> sync_changes_;

@@ -16,7 +16,10 @@
 //             requests answered (the second for an answer lost on the way),
 //             the report's way back, the decision's out; at most
 //             max_latency_ms. On a path where answers take the round trip,
-//             3.5 round trips (SRT's guide asks 3 at up to 1% loss, 4 at 3%).
+//             3.5 round trips (SRT's guide asks 3 at up to 1% loss, 4 at 3%);
+//             never under one frame interval, the slack a wall without a
+//             latency has after a frame is sent (a node that assembles and
+//             reports slowly, short of any round trip, still makes it).
 //   deadline = frame end + latency - margin, no earlier than the frame end.
 // An auto latency only rises while the wall plays (a lower one would show
 // ticks early, one at a time); until a round trip is measured it is the
@@ -31,7 +34,8 @@ namespace tilestream {
 
 class PlayoutLatency {
  public:
-  explicit PlayoutLatency(const SyncSettings& s) : settings_(s) {}
+  PlayoutLatency(const SyncSettings& s, int64_t interval_ns)
+      : settings_(s), interval_ns_(interval_ns) {}
 
   // The largest round trip on the sync connections now and its deviation,
   // and the largest a tile measured for a repair and its deviation (0:
@@ -50,6 +54,7 @@ class PlayoutLatency {
  private:
   static constexpr int64_t kSlackNs = 5'000'000;
   SyncSettings settings_;
+  int64_t interval_ns_;
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
   int64_t margin_ns_ = kSlackNs;
 };

@@ -15,7 +15,7 @@ SyncSettings Settings(int32_t latency) {
 }
 
 TEST(PlayoutLatency, AFixedLatencyShowsThatLongAfterTheFrameAndDecidesAMarginBefore) {
-  PlayoutLatency l(Settings(100));
+  PlayoutLatency l(Settings(100), 40 * kMs);
   EXPECT_TRUE(l.timed());
   EXPECT_EQ(l.PresentAt(1000 * kMs), 1100 * kMs);
   EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1095 * kMs);  // nothing measured: 5 ms of slack
@@ -26,7 +26,7 @@ TEST(PlayoutLatency, AFixedLatencyShowsThatLongAfterTheFrameAndDecidesAMarginBef
 }
 
 TEST(PlayoutLatency, TheDeadlineIsNeverBeforeTheFrameIsSent) {
-  PlayoutLatency l(Settings(5));
+  PlayoutLatency l(Settings(5), 40 * kMs);
   l.Update(80 * kMs, 5 * kMs);
   EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1000 * kMs);
 }
@@ -35,7 +35,7 @@ TEST(PlayoutLatency, TheDeadlineIsNeverBeforeTheFrameIsSent) {
 // the maximum until one is measured, never above it, and only rising while
 // the wall plays.
 TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
-  PlayoutLatency l(Settings(SyncSettings::kAutoLatency));
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
   l.Update(20 * kMs, 2 * kMs);  // no repair measured: the sync's round trip
   EXPECT_EQ(l.latency_ns(), (20 + 2 * 24 + 19) * kMs);
@@ -48,8 +48,16 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
 }
 
+// A short path: never less than a frame interval, the slack a wall
+// without a latency has.
+TEST(PlayoutLatency, AutoIsNeverUnderAFrameInterval) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.Update(1 * kMs, 0, 2 * kMs, 0);
+  EXPECT_EQ(l.latency_ns(), 40 * kMs);
+}
+
 TEST(PlayoutLatency, WithoutOneTheWallIsNotTimed) {
-  EXPECT_FALSE(PlayoutLatency(Settings(SyncSettings::kNoLatency)).timed());
+  EXPECT_FALSE(PlayoutLatency(Settings(SyncSettings::kNoLatency), 40 * kMs).timed());
 }
 
 }  // namespace
