@@ -223,7 +223,10 @@ void ControlServer::Accept() {
 void ControlServer::Handle(Client& c, const std::string& line) {
   if (c.node >= 0) {  // a sync connection
     if (auto pong = ParseStamp("pong", line)) {
-      if (*pong <= MonotonicNs()) c.rtt.Sample(MonotonicNs() - *pong);
+      if (*pong > MonotonicNs()) return;
+      c.rtt.Sample(MonotonicNs() - *pong);
+      // Three in a row on joining: a round trip with some deviation by tick 0.
+      if (c.rtt.samples < 3) c.channel.Send(FormatPing(MonotonicNs()));
       return;
     }
     if (auto r = ParseSyncReport(line)) {

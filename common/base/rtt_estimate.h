@@ -1,6 +1,8 @@
 // A smoothed round-trip time and its mean deviation, as TCP keeps them
-// (RFC 6298: gains 1/8 and 1/4, the first sample sets both). Plain value;
-// not thread-safe.
+// (RFC 6298: gains 1/8 and 1/4), but the first sample sets no deviation:
+// RFC 6298 starts it at half the round trip, right for a retransmission
+// timer, while here the estimate plans a playout latency, which only rises
+// and would keep that guess for good. Plain value; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,6 @@ struct RttEstimate {
     if (ns <= 0) return;
     if (samples++ == 0) {
       rtt_ns = ns;
-      rttvar_ns = ns / 2;
       return;
     }
     const int64_t deviation = ns > rtt_ns ? ns - rtt_ns : rtt_ns - ns;

@@ -115,10 +115,20 @@ TEST_F(ControlServerTest, ASyncConnectionsRoundTripIsMeasuredFromPingToPong) {
   for (int i = 0; i < 100 && server_->NodeRtt(0).samples == 0; ++i) server_->Poll(10'000'000);
   EXPECT_EQ(server_->NodeRtt(0).samples, 1u);
   EXPECT_GE(server_->NodeRtt(0).rtt_ns, 20'000'000);
+  EXPECT_EQ(server_->NodeRtt(0).rttvar_ns, 0);  // one sample says nothing of the jitter
   EXPECT_EQ(server_->LargestRtt().rtt_ns, server_->NodeRtt(0).rtt_ns);
+  // Pinged again at once, twice, for a round trip with a deviation before tick 0.
+  for (int i = 0; i < 2; ++i) {
+    const auto again = ParseStamp("ping", Ask(&c, ""));
+    ASSERT_TRUE(again);
+    c.Send(FormatPong(*again));
+    for (int k = 0; k < 100 && server_->NodeRtt(0).samples == 1u + i; ++k)
+      server_->Poll(10'000'000);
+  }
+  EXPECT_EQ(server_->NodeRtt(0).samples, 3u);
   c.Send(FormatPong(MonotonicNs() + 1'000'000'000));  // from the future: no sample
   server_->Poll(10'000'000);
-  EXPECT_EQ(server_->NodeRtt(0).samples, 1u);
+  EXPECT_EQ(server_->NodeRtt(0).samples, 3u);
   // The playout latency, said to every synced node, and to one that joins.
   server_->SetLatency(84'000'000);
   EXPECT_EQ(ParseStamp("latency", Ask(&c, "")), 84'000'000);

@@ -119,18 +119,18 @@ TEST(LossTracker, AsksAgainAfterTheMeasuredRoundTrip) {
   t.SetNow(20 * kMs);
   EXPECT_TRUE(t.Arrived(1));
   EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs);
-  EXPECT_EQ(t.stats().rtt.rttvar_ns, 10 * kMs);
+  EXPECT_EQ(t.stats().rtt.rttvar_ns, 0);  // one sample: no deviation yet
   t.SetNow(30 * kMs);
   t.Lost(2, 1);
   EXPECT_EQ(Due(t, 30 * kMs), std::vector<uint16_t>{2});
-  EXPECT_EQ(t.next_due_ns(), (30 + 20 + 2 * 10) * kMs);
-  EXPECT_EQ(Due(t, 69 * kMs), std::vector<uint16_t>{});
-  EXPECT_EQ(Due(t, 70 * kMs), std::vector<uint16_t>{2});
+  EXPECT_EQ(t.next_due_ns(), (30 + 20) * kMs);
+  EXPECT_EQ(Due(t, 49 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, 50 * kMs), std::vector<uint16_t>{2});
   // A second sample moves the estimate as TCP's does.
   t.SetNow(110 * kMs);  // 80 ms after the first request
   EXPECT_TRUE(t.Arrived(2));
   EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs + 60 * kMs / 8);
-  EXPECT_EQ(t.stats().rtt.rttvar_ns, 10 * kMs + (60 - 10) * kMs / 4);
+  EXPECT_EQ(t.stats().rtt.rttvar_ns, 60 * kMs / 4);
 }
 
 // A request whose answer would come back after the packet is given up is
