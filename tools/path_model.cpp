@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 
 namespace tilestream {
 namespace {
@@ -21,17 +22,30 @@ bool SplitNumber(std::string_view text, double* number, std::string_view* unit) 
   return true;
 }
 
-bool ParseDuration(std::string_view text, int64_t* ns) {
+struct Unit {
+  std::string_view name;
+  double scale;
+};
+
+// A number and one of `units` after it, scaled.
+bool ParseScaled(std::string_view text, std::initializer_list<Unit> units, double* out) {
   double v = 0;
   std::string_view unit;
   if (!SplitNumber(text, &v, &unit)) return false;
-  double scale = 0;
-  if (unit == "ns") scale = 1;
-  if (unit == "us") scale = 1e3;
-  if (unit == "ms") scale = 1e6;
-  if (unit == "s") scale = 1e9;
-  if (scale == 0 || v * scale > kMaxDurationNs) return false;
-  *ns = static_cast<int64_t>(std::llround(v * scale));
+  for (const Unit& u : units)
+    if (unit == u.name) {
+      *out = v * u.scale;
+      return true;
+    }
+  return false;
+}
+
+bool ParseDuration(std::string_view text, int64_t* ns) {
+  double v = 0;
+  if (!ParseScaled(text, {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}, &v) ||
+      v > kMaxDurationNs)
+    return false;
+  *ns = static_cast<int64_t>(std::llround(v));
   return true;
 }
 
@@ -48,16 +62,8 @@ bool ParseShare(std::string_view text, double* share) {
 }
 
 bool ParseRate(std::string_view text, double* bps) {
-  double v = 0;
-  std::string_view unit;
-  if (!SplitNumber(text, &v, &unit)) return false;
-  double scale = 0;
-  if (unit == "bit") scale = 1;
-  if (unit == "kbit") scale = 1e3;
-  if (unit == "mbit") scale = 1e6;
-  if (unit == "gbit") scale = 1e9;
-  *bps = v * scale;
-  return scale != 0 && *bps > 0 && *bps <= 1e12;
+  return ParseScaled(text, {{"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}}, bps) &&
+         *bps > 0 && *bps <= 1e12;
 }
 
 bool ParseCount(std::string_view text, uint64_t limit, uint64_t* out) {
