@@ -67,8 +67,11 @@ void Presenter::SetOverlayText(size_t k, std::string text) {
   if (p_.display && overlay_) p_.display->SetOverlay(k, overlay_text_[k]);
 }
 
-// A decision with a time (a playout latency) waits for it, in order.
+// A decision with a time (a playout latency) waits for it, in order. One
+// further off than any latency (clocks that disagree by seconds) is shown
+// at once rather than held with its frame.
 void Presenter::Schedule(const SyncEvent& e) {
+  if (e.at_ns - RealtimeNs() > kMaxAheadNs) return Present(e);
   if (timed_.size() == kMaxTimed) {  // cannot happen with a sane latency: show the oldest now
     Present(timed_.front());
     timed_.pop_front();

@@ -68,6 +68,7 @@ class Presenter {
   // Decisions waiting for their time (a playout latency), in tick order.
   static constexpr size_t kMaxTimed = 64;
   static constexpr int64_t kSleepAheadNs = 2'000'000;
+  static constexpr int64_t kMaxAheadNs = 11'000'000'000;  // sync.latency_ms at most 10 s
   std::deque<SyncEvent> timed_;
   std::vector<bool> got_;
   int64_t last_draw_ns_ = 0;
