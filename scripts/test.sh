@@ -36,11 +36,11 @@ ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120
 
 # Live tests the sanitizer build does not repeat (docs/decisions.md, "What
 # the sanitizers repeat"): more of the same code under other faults (the
-# testbed's loss, links, NICs and second server: one loss and one refusal
-# test stay), third-party programs (the interop suites), and a launcher
-# waiting for dead processes. Every HostileControlPorts case runs here too.
-not_sanitized='^(TestbedTest|TwoServers|LinkEvents|InteropTest|StreamerInteropTest)\.'
-not_sanitized+='|^RetransmissionTest\.(OneInAThousand|ABurstOfFifty|HeavyLoss)'
+# testbed's loss, links, NICs and second server: LongPath's loss and burst
+# over a delay and the refusal test stay), third-party programs (the interop
+# suites), and a launcher waiting for dead processes. Every
+# HostileControlPorts case runs here too.
+not_sanitized='^(TestbedTest|TwoServers|LinkEvents|RetransmissionTest|InteropTest|StreamerInteropTest)\.'
 not_sanitized+='|^PathFaults\.(ADisplayNode|ANicThat)'
 not_sanitized+='|^StreamerTest\.(Dead|AJobStoppedWhole|ProcessesTheRanks)'
 stage "tests under ASan + UBSan"

@@ -193,10 +193,11 @@ class TestbedFixture : public ::testing::Test {
       for (const auto& [tile, frames] : ReadFrameLog(dir_ / (node.name + ".txt"))) {
         ++tiles_seen;
         ASSERT_LE(frames.size(), sent.at(tile)) << "tile " << tile;
-        ASSERT_GE(frames.size() + missing, sent.at(tile))
-            << "tile " << tile << ": every frame sent";
         const uint32_t base = frames.begin()->first;
         const auto ts_per_tick = static_cast<uint32_t>(std::lround(90000 / config_.wall.fps));
+        ASSERT_GE(frames.size() + missing, sent.at(tile))
+            << "tile " << tile << ": every frame sent; not logged, counting from the first: "
+            << TicksNotLogged(frames, base, ts_per_tick, sent.at(tile));
         for (const auto& [ts, sum] : frames) {
           const uint64_t tick = (ts - base) / ts_per_tick;
           EXPECT_EQ(sum, store_sum(tile, tick % store_frames))
@@ -239,7 +240,8 @@ class TestbedFixture : public ::testing::Test {
       sender_late += s["late_frames"].get<uint64_t>();
     }
     EXPECT_LE(report["sync"]["skipped"].get<uint64_t>(), sender_late + sender_skips)
-        << report["sync"].dump() << " late " << sender_late << " skips " << sender_skips;
+        << report["sync"].dump() << " late " << sender_late << " skips " << sender_skips
+        << NodesSeen();
     EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + sender_skips + sender_late, ticks)
         << report["sync"].dump();
     const std::string report_streams = report["streams"].dump();
@@ -250,6 +252,28 @@ class TestbedFixture : public ::testing::Test {
         EXPECT_EQ(t["unrecoverable"], 0) << t.dump();
       }
     }
+  }
+
+  // The ticks in [0, ticks) of which a frame log has no frame, "4 99".
+  template <typename FrameLog>
+  static std::string TicksNotLogged(const FrameLog& frames, uint32_t base, uint32_t ts_per_tick,
+                                    uint64_t ticks) {
+    std::string out;
+    for (uint64_t tick = 0; tick < ticks; ++tick)
+      if (!frames.contains(static_cast<uint32_t>(base + tick * ts_per_tick)))
+        out += std::to_string(tick) + " ";
+    return out;
+  }
+
+  // Each display node's swap sync and tiles as it reported them: what a
+  // skipped tick's failure shows, to tell a slow repair from a slow node.
+  std::string NodesSeen() {
+    std::string seen;
+    for (const DisplayNode& node : config_.nodes) {
+      const nlohmann::json report = NodeReport(node.name);
+      seen += "\n" + node.name + ": " + report["sync"].dump() + " " + report["tiles"].dump();
+    }
+    return seen;
   }
 
   // What node's tile lost is about `dropped` datagrams (an nft counter's
