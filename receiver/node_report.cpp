@@ -193,10 +193,15 @@ nlohmann::json FinalNodeJson(const NodeFinal& f) {
   if (f.window_updates) j["window_updates"] = *f.window_updates;
   j["tiles"] = nlohmann::json::array();
   if (f.sync)
-    j["sync"] = {
-        {"presented", f.sync->presented}, {"partial", f.sync->partial},
-        {"skipped", f.sync->skipped},     {"missing", f.sync->missing},
-        {"real_time", f.sync->real_time}, {"windows_over_budget", f.sync->windows_over_budget}};
+    j["sync"] = {{"presented", f.sync->presented},
+                 {"partial", f.sync->partial},
+                 {"skipped", f.sync->skipped},
+                 {"missing", f.sync->missing},
+                 {"real_time", f.sync->real_time},
+                 {"windows_over_budget", f.sync->windows_over_budget},
+                 {"late_decisions", f.sync->late_decisions},
+                 {"late_decision_max_ms", f.sync->late_decision_max_ns / 1e6},
+                 {"woke_late_max_ms", f.sync->woke_late_max_ns / 1e6}};
   for (size_t i = 0; i < f.tiles.size(); ++i)
     j["tiles"].push_back(FinalTileJson(f.tile_names[i], f.seconds, f.tiles[i]));
   return j;

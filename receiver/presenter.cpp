@@ -71,7 +71,12 @@ void Presenter::SetOverlayText(size_t k, std::string text) {
 // further off than any latency (clocks that disagree by seconds) is shown
 // at once rather than held with its frame.
 void Presenter::Schedule(const SyncEvent& e) {
-  if (e.at_ns - RealtimeNs() > kMaxAheadNs) return Present(e);
+  const int64_t ahead = e.at_ns - RealtimeNs();
+  if (ahead < 0) {
+    ++counts_.late_decisions;
+    counts_.late_decision_max_ns = std::max(counts_.late_decision_max_ns, -ahead);
+  }
+  if (ahead > kMaxAheadNs) return Present(e);
   if (timed_.size() == kMaxTimed) {  // cannot happen with a sane latency: show the oldest now
     Present(timed_.front());
     timed_.pop_front();
@@ -94,6 +99,7 @@ void Presenter::PresentDue() {
     const timespec ts{static_cast<time_t>(at / kNsPerSecond), static_cast<long>(at % kNsPerSecond)};
     while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
+    counts_.woke_late_max_ns = std::max(counts_.woke_late_max_ns, RealtimeNs() - at);
     Present(timed_.front());
     timed_.pop_front();
   }

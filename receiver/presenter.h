@@ -30,6 +30,11 @@ struct PresentCounts {
   uint64_t last_tick = 0;
   bool real_time = false;            // the presenter ran at SCHED_FIFO
   uint64_t windows_over_budget = 0;  // 100-ms windows it served at normal priority
+  // With a playout latency: decisions that came after their moment (shown
+  // at once, out of step: the latency's margin was short), by how much at
+  // most, and how late the presenter woke for one at most (the CPU).
+  uint64_t late_decisions = 0;
+  int64_t late_decision_max_ns = 0, woke_late_max_ns = 0;
   uint64_t shown_ticks() const { return presented + partial; }
 };
 
