@@ -18,10 +18,7 @@
 #include "common/control/control_commands.h"
 #include "common/control/movie_listing.h"
 #include "common/control/playback.h"
-#include "common/control/playout_latency.h"
-#include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
-#include "common/wall/nic_failover.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/control_server.h"
 #include "streamer/doorbell.h"
@@ -37,7 +34,9 @@
 #include "streamer/thumbnail_inbox.h"
 #include "streamer/wall_metrics.h"
 #include "streamer/wall_movies.h"
+#include "streamer/wall_shedding.h"
 #include "streamer/wall_status.h"
+#include "streamer/wall_sync.h"
 
 namespace tilestream {
 namespace {
@@ -50,9 +49,6 @@ constexpr int64_t kTileSilenceNs = 3 * kSecond / 2;  // tiles report every 250 m
 constexpr int kConfirmSilenceMs = 100;
 constexpr int64_t kFinalStatsTimeoutNs = 2 * kSecond;
 constexpr int64_t kHealthCheckNs = 50'000'000;  // playing, tiles' silence is checked this often
-// A tile that misses this many ticks in a row is left out of the swap sync
-// until it reports in time again (common/control/swap_sync.h).
-constexpr uint32_t kSyncDropAfter = 3;
 
 std::string TileName(const WallConfig& c, uint32_t tile) {
   return TileId::FromIndex(tile, c.wall.layout).Name();
@@ -74,7 +70,7 @@ class Coordinator {
         hosts_(tiles_),
         final_(tiles_, false),
         plan_(c_, static_cast<uint32_t>(std::max(1, comm.size - 1))),
-        sync_(tiles_, c_.sync.partial, kSyncDropAfter) {
+        sync_(c_) {
     for (uint32_t t = 0; t < tiles_; ++t) latest_[t].nic = c_.routes[t].nic;  // until it reports
     if (auto d = DoorbellRinger::Open(comm.size); d.ok())
       doorbells_.emplace(std::move(d).value());
@@ -100,13 +96,14 @@ class Coordinator {
       }
     }
     auto server = ControlServer::Open(
-        c_, &sync_, [this](const std::string& line) { return commands_.Handle(line); });
+        c_, &sync_.master(), [this](const std::string& line) { return commands_.Handle(line); });
     if (!server.ok()) {
       spdlog::error("{}", server.status().message());
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
     }
     server_ = std::move(server).value();
+    sync_.Attach(server_.get());
     if (!StartHttp()) {
       Broadcast(TickCommand::kStop, 0, 0);
       return 1;
@@ -206,16 +203,16 @@ class Coordinator {
     while (server_->synced_nodes() < c_.nodes.size() && clock_.NowNs() < give_up && !stop_->load())
       server_->Poll(10'000'000);
     // A latency from the round trips: each node's first one (asked at its join).
-    while (latency_.timed() && server_->LargestRtt().samples < server_->synced_nodes() &&
+    while (sync_.timed() && server_->LargestRtt().samples < server_->synced_nodes() &&
            clock_.NowNs() < give_up && !stop_->load())
       server_->Poll(10'000'000);
-    UpdateLatency();
+    sync_.UpdateLatency();
     if (server_->synced_nodes() == c_.nodes.size()) return;
     std::string missing;
     for (uint32_t n = 0; n < c_.nodes.size(); ++n) {
       bool synced = false;
       for (uint32_t t = 0; t < tiles_; ++t)
-        synced = synced || (c_.routes[t].node == n && sync_.member(t));
+        synced = synced || (c_.routes[t].node == n && sync_.master().member(t));
       if (!synced) missing += (missing.empty() ? "" : ", ") + c_.nodes[n].name;
     }
     spdlog::warn("swap sync: starting without display node(s) {} (they join when they connect)",
@@ -265,7 +262,7 @@ class Coordinator {
       const int64_t sending = clock_.NowNs();
       Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step, next_in);
       CountTick(sending - due, clock_.NowNs() - sending, interval);
-      OpenTick(tick, timestamp, due + next_in * interval, &last_deadline);
+      last_deadline = sync_.OpenTick(tick, timestamp, due + next_in * interval);
     }
     // Let the last frames go out and be decided before stopping.
     const int64_t end =
@@ -303,13 +300,13 @@ class Coordinator {
   WallStatusView StatusView() const {
     return {c_,
             plan_,
-            sync_,
+            sync_.master(),
             server_->synced_nodes(),
             last_second_,
             latest_,
             server_->receiver_stats(),
             shedder_,
-            latency_.timed() ? latency_.latency_ns() : 0,
+            sync_.latency_ns(),
             NodeRtts()};
   }
   std::vector<RttEstimate> NodeRtts() const {
@@ -459,45 +456,9 @@ class Coordinator {
     return (plan_.tiles(rank).size() > 1 ? "tiles " : "tile ") + names;
   }
 
-  // A tick the clock sent, whose frames are all out at frame_end: decided
-  // at its deadline, shown at once then or (with a playout latency) at its
-  // time, on the display nodes' clock (CLOCK_REALTIME, synchronised).
-  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end, int64_t* deadline) {
-    if (!latency_.timed()) {
-      *deadline =
-          frame_end - int64_t(kSecond / c_.wall.fps) + c_.sync.deadline_after_tick_ns(c_.wall.fps);
-      if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, *deadline);
-      return;
-    }
-    *deadline = latency_.DeadlineFor(frame_end);
-    const int64_t at = latency_.PresentAt(frame_end) + (RealtimeNs() - clock_.NowNs());
-    if (c_.sync.enabled) sync_.OpenTick(tick, timestamp, *deadline, at);
-  }
-
-  // The playout latency follows the largest round trips to a display node
-  // and of a tile's repairs; the nodes are told it.
-  void UpdateLatency() {
-    if (!latency_.timed()) return;
-    const int64_t before = latency_.latency_ns();
-    const RttEstimate rtt = server_->LargestRtt();
-    int64_t repair = 0, repair_var = 0;  // the tiles' largest, from their last report
-    for (const ControlServer::ReceiverTileStats& r : server_->receiver_stats()) {
-      repair = std::max(repair, static_cast<int64_t>(r.stats.rtt_us) * 1000);
-      repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
-    }
-    latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
-    if (latency_.latency_ns() == before && latency_said_) return;
-    server_->SetLatency(latency_.latency_ns());
-    latency_said_ = true;
-    spdlog::info(
-        "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
-        "{:.1f} ms, deviation {:.1f} ms)",
-        latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6);
-  }
-
   void PrintSecond() {
     server_->PingSyncNodes();
-    UpdateLatency();
+    sync_.UpdateLatency();
     std::vector<StreamSummary> streams;
     for (uint32_t t = 0; t < tiles_; ++t) {
       streams.push_back(Summarize(Delta(latest_[t], previous_[t]), c_));
@@ -506,16 +467,18 @@ class Coordinator {
     last_second_ = streams;
     LogRefusals();
     if (options_.shed) {
-      CapByNics();
-      LookForOverload(streams);
+      std::vector<uint32_t> nics(tiles_);
+      for (uint32_t t = 0; t < tiles_; ++t) nics[t] = latest_[t].nic;
+      ShedForNics(c_, nics, &shedder_);
+      ShedForOverload(streams, &shedder_);
     }
     if (!options_.quiet) {
       std::string sync;
       if (server_->synced_nodes() > 0) {
-        const SyncStats& st = sync_.stats();
+        const SyncStats& st = sync_.master().stats();
         sync = fmt::format("  sync: {} nodes, {} shown, {} skipped, skew max {:.2f} ms",
                            server_->synced_nodes(), st.presented + st.partial, st.skipped,
-                           sync_.TakeRecentMaxSkew() / 1e6);
+                           sync_.master().TakeRecentMaxSkew() / 1e6);
       }
       fmt::print("{}{}\n", SecondLine((clock_.NowNs() - start_ns_) / 1e9, streams), sync);
       std::fflush(stdout);
@@ -535,41 +498,6 @@ class Coordinator {
       else
         spdlog::info("{}", line.text);
     }
-  }
-
-  // While NICs are down (NIC failover), the ticks the NICs left can carry.
-  void CapByNics() {
-    std::vector<uint32_t> nics(tiles_);
-    for (uint32_t t = 0; t < tiles_; ++t) nics[t] = latest_[t].nic;
-    const double before = shedder_.ceiling();
-    shedder_.SetCeiling(CarriedShare(c_, nics));
-    if (shedder_.ceiling() < before)
-      spdlog::warn(
-          "the NICs streaming now carry {:.0f}% of the wall's rate: sending {:.0f}% of the "
-          "ticks, the same on every tile",
-          100 * shedder_.ceiling(), 100 * shedder_.keep());
-    else if (shedder_.ceiling() > before)
-      spdlog::info("the NICs streaming now carry {:.0f}% of the wall's rate",
-                   100 * shedder_.ceiling());
-  }
-
-  // The tile ranks' ticks of the last second, to the shedder; a line when
-  // the share of ticks sent changes.
-  void LookForOverload(const std::vector<StreamSummary>& streams) {
-    uint64_t sent = 0, skipped = 0;
-    for (const StreamSummary& s : streams) {
-      sent += s.frames;
-      skipped += s.skipped_ticks;
-    }
-    const double before = shedder_.keep();
-    shedder_.Look(sent, skipped, static_cast<uint32_t>(streams.size()));
-    if (shedder_.keep() < before)
-      spdlog::warn(
-          "the tile ranks skipped {} of {} tile frames: sending {:.0f}% of the ticks, the same "
-          "on every tile",
-          skipped, sent + skipped, 100 * shedder_.keep());
-    else if (shedder_.keep() >= 1.0 && before < 1.0)
-      spdlog::info("the tile ranks keep up again: sending every tick");
   }
 
   void CollectFinal() {
@@ -600,17 +528,18 @@ class Coordinator {
       streams.back().host = hosts_[t];
     }
     const double seconds = (clock_.NowNs() - start_ns_) / 1e9;
-    tick_timing_.latency_ns = latency_.timed() ? latency_.latency_ns() : 0;
+    tick_timing_.latency_ns = sync_.latency_ns();
     fmt::print("{}", FinalReport(seconds, streams));
     const bool synced = !options_.bench && c_.sync.enabled;
-    if (synced) fmt::print("{}\n", SyncReportLine(sync_));
+    if (synced) fmt::print("{}\n", SyncReportLine(sync_.master()));
     if (tick_timing_.shed > 0)
       fmt::print("shed: {} ticks dropped on every tile, the tile ranks behind ({} cuts)\n",
                  tick_timing_.shed, tick_timing_.shed_cuts);
     std::fflush(stdout);
     if (!options_.json_path.empty()) {
       std::ofstream out(options_.json_path);
-      out << FinalReportJson(seconds, streams, c_, options_.bench, synced ? &sync_ : nullptr,
+      out << FinalReportJson(seconds, streams, c_, options_.bench,
+                             synced ? &sync_.master() : nullptr,
                              options_.bench ? nullptr : &tick_timing_);
       if (!out) spdlog::error("cannot write {}", options_.json_path);
     }
@@ -623,27 +552,7 @@ class Coordinator {
     server_->WaitForInput(ns);
     if (clock_priority_) clock_priority_->Woke(clock_.NowNs());
     server_->Serve();
-    events_.clear();
-    sync_.Decide(clock_.NowNs(), &events_);
-    server_->SendSync(events_);
-    LogSyncChanges();
-  }
-
-  // A tile left out of the swap sync for missing ticks, or taken back.
-  void LogSyncChanges() {
-    sync_.TakeChanges(&sync_changes_);
-    for (const SwapSyncMaster::Change& change : sync_changes_) {
-      const std::string& node = c_.nodes[c_.routes[change.tile].node].name;
-      if (change.left_out)
-        spdlog::warn(
-            "swap sync: tile {} (display node {}) missed {} ticks in a row; the wall plays on "
-            "without waiting for it until it reports a tick in time",
-            TileName(c_, change.tile), node, kSyncDropAfter);
-      else
-        spdlog::info("swap sync: tile {} (display node {}) reports in time again: back in the sync",
-                     TileName(c_, change.tile), node);
-    }
-    sync_changes_.clear();
+    sync_.Decide(clock_.NowNs());
   }
 
   static void Sleep(int64_t ns) {
@@ -670,11 +579,7 @@ class Coordinator {
   std::vector<bool> final_;
   const RankPlan plan_;
   int64_t start_ns_ = 0;
-  SwapSyncMaster sync_;
-  PlayoutLatency latency_{c_.sync, static_cast<int64_t>(kSecond / c_.wall.fps)};
-  bool latency_said_ = false;
-  std::vector<SyncEvent> events_;
-  std::vector<SwapSyncMaster::Change> sync_changes_;
+  WallSync sync_;
   std::unique_ptr<ControlServer> server_;
   ThumbnailBoard thumbnails_{c_.wall};
   ThumbnailInbox thumbnail_inbox_{comm_.comm, kTagThumbnail, kThumbnailMessageMaxBytes};

@@ -1,0 +1,79 @@
+#include "streamer/wall_sync.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/base/clock.h"
+#include "common/wall/layout.h"
+#include "streamer/control_server.h"
+
+namespace tilestream {
+
+WallSync::WallSync(const WallConfig& c)
+    : c_(c),
+      master_(c.tile_count(), c.sync.partial, kDropAfter),
+      latency_(c.sync, static_cast<int64_t>(kNsPerSecond / c.wall.fps)) {}
+
+// Decided at its deadline and shown at once then or, with a playout
+// latency, at its time on the display nodes' clock (CLOCK_REALTIME,
+// synchronised).
+int64_t WallSync::OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_ns) {
+  if (!latency_.timed()) {
+    const int64_t deadline = frame_end_ns - static_cast<int64_t>(kNsPerSecond / c_.wall.fps) +
+                             c_.sync.deadline_after_tick_ns(c_.wall.fps);
+    if (c_.sync.enabled) master_.OpenTick(tick, timestamp, deadline);
+    return deadline;
+  }
+  const int64_t deadline = latency_.DeadlineFor(frame_end_ns);
+  const int64_t at = latency_.PresentAt(frame_end_ns) + (RealtimeNs() - MonotonicNs());
+  if (c_.sync.enabled) master_.OpenTick(tick, timestamp, deadline, at);
+  return deadline;
+}
+
+void WallSync::Decide(int64_t now_ns) {
+  events_.clear();
+  master_.Decide(now_ns, &events_);
+  server_->SendSync(events_);
+  LogChanges();
+}
+
+// From the largest round trip to a display node and of a tile's repairs.
+void WallSync::UpdateLatency() {
+  if (!latency_.timed()) return;
+  const int64_t before = latency_.latency_ns();
+  const RttEstimate rtt = server_->LargestRtt();
+  int64_t repair = 0, repair_var = 0;  // the tiles' largest, from their last report
+  for (const ControlServer::ReceiverTileStats& r : server_->receiver_stats()) {
+    repair = std::max(repair, static_cast<int64_t>(r.stats.rtt_us) * 1000);
+    repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
+  }
+  latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
+  if (latency_.latency_ns() == before && latency_said_) return;
+  server_->SetLatency(latency_.latency_ns());
+  latency_said_ = true;
+  spdlog::info(
+      "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
+      "{:.1f} ms, deviation {:.1f} ms)",
+      latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6);
+}
+
+// A tile left out of the swap sync for missing ticks, or taken back.
+void WallSync::LogChanges() {
+  master_.TakeChanges(&changes_);
+  for (const SwapSyncMaster::Change& change : changes_) {
+    const std::string tile = TileId::FromIndex(change.tile, c_.wall.layout).Name();
+    const std::string& node = c_.nodes[c_.routes[change.tile].node].name;
+    if (change.left_out)
+      spdlog::warn(
+          "swap sync: tile {} (display node {}) missed {} ticks in a row; the wall plays on "
+          "without waiting for it until it reports a tick in time",
+          tile, node, kDropAfter);
+    else
+      spdlog::info("swap sync: tile {} (display node {}) reports in time again: back in the sync",
+                   tile, node);
+  }
+  changes_.clear();
+}
+
+}  // namespace tilestream
