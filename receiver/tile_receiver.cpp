@@ -126,14 +126,18 @@ void TileReceiver::StampBatch() {
 // NACKs for what is due, to where the stream comes from: the RFC 4585
 // Generic NACK, reduced-size, on the stream's own port (RFC 5761).
 // What waits in the socket has arrived: nothing is asked for while a full
-// batch says more waits, and what is due is judged at the moment the
-// socket was read (the batch's stamp), not after the batch was taken in.
-// Else a receiver slow to take in a batch (under ASan, on a loaded machine)
-// asks for packets that wait in its socket, passed on the way by others.
+// batch says more waits (a few batches at most), and what is due is judged
+// at the moment the socket was read (the batch's stamp), not after the
+// batch was taken in. Else a receiver slow to take in a batch (under ASan,
+// on a loaded machine) asks for packets that wait in its socket, passed on
+// the way by others.
 void TileReceiver::AskForLost() {
   if (accepted_from_) sender_ = *accepted_from_;
   accepted_from_ = batch_from_ = nullptr;
-  if (socket_.last_count() >= static_cast<int>(socket_.batch())) return;
+  if (socket_.last_count() >= static_cast<int>(socket_.batch()) &&
+      ++waited_batches_ <= kMaxWaitedBatches)
+    return;
+  waited_batches_ = 0;
   LossTracker* loss = assembler_.loss();
   if (socket_.last_count() == 0) loss->SetNow(MonotonicNs());  // read nothing: now
   if (const int64_t window = repair_window_ns_.load(std::memory_order_relaxed); window > 0)

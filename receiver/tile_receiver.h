@@ -89,6 +89,10 @@ class TileReceiver {
   void PrepareWait(int64_t now);
   void StampBatch();
   void AskForLost();
+  // Full batches in a row that AskForLost waited out (more was queued):
+  // kMaxWaitedBatches at most, so a receiver that stays behind still asks.
+  static constexpr uint32_t kMaxWaitedBatches = 4;
+  uint32_t waited_batches_ = 0;
 
   TileReceiverOptions options_;
   UdpReceiver socket_;
