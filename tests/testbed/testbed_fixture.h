@@ -193,6 +193,7 @@ class TestbedFixture : public ::testing::Test {
       for (const auto& [tile, frames] : ReadFrameLog(dir_ / (node.name + ".txt"))) {
         ++tiles_seen;
         ASSERT_LE(frames.size(), sent.at(tile)) << "tile " << tile;
+        ASSERT_FALSE(frames.empty()) << "tile " << tile << ": no frame logged";
         const uint32_t base = frames.begin()->first;
         const auto ts_per_tick = static_cast<uint32_t>(std::lround(90000 / config_.wall.fps));
         ASSERT_GE(frames.size() + missing, sent.at(tile))
