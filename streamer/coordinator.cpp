@@ -19,6 +19,8 @@
 #include "common/control/movie_listing.h"
 #include "common/control/playback.h"
 #include "common/control/tick_shedder.h"
+#include "common/net/link_speed.h"
+#include "common/wall/nic_failover.h"
 #include "common/wall/server_hosts.h"
 #include "streamer/control_server.h"
 #include "streamer/doorbell.h"
@@ -469,7 +471,7 @@ class Coordinator {
     if (options_.shed) {
       std::vector<uint32_t> nics(tiles_);
       for (uint32_t t = 0; t < tiles_; ++t) nics[t] = latest_[t].nic;
-      ShedForNics(c_, nics, &shedder_);
+      ShedForNics(c_, nics, nic_capacity_, &shedder_);
       ShedForOverload(streams, &shedder_);
     }
     if (!options_.quiet) {
@@ -573,6 +575,12 @@ class Coordinator {
   std::optional<DoorbellRinger> doorbells_;
   TickTiming tick_timing_;
   TickShedder shedder_;
+  // What each NIC carries (0: unknown): the config's speed, else this
+  // server's kernel's (the coordinator's host; other servers' NICs need
+  // speed_gbps for a ceiling).
+  const std::vector<double> nic_capacity_ = NicCapacities(
+      c_, static_cast<uint32_t>(std::max(0, ServerOfHost(c_, ThisHost()))),
+      [](const std::string& name) { return KernelLinkSpeedBps(name); });
   std::optional<RealTimeBudget> clock_priority_;  // playing, where permitted
   uint64_t tick_messages_ = 0;                    // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)

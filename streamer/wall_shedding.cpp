@@ -9,9 +9,9 @@
 namespace tilestream {
 
 void ShedForNics(const WallConfig& c, const std::vector<uint32_t>& nic_of_tile,
-                 TickShedder* shedder) {
+                 const std::vector<double>& capacity_bps, TickShedder* shedder) {
   const double before = shedder->ceiling();
-  shedder->SetCeiling(CarriedShare(c, nic_of_tile));
+  shedder->SetCeiling(FailoverCeiling(c, nic_of_tile, capacity_bps));
   if (shedder->ceiling() < before)
     spdlog::warn(
         "the NICs streaming now carry {:.0f}% of the wall's rate: sending {:.0f}% of the "

@@ -13,9 +13,10 @@
 
 namespace tilestream {
 
-// nic_of_tile: the NIC each tile streams from now.
+// nic_of_tile: the NIC each tile streams from now; capacity_bps: what each
+// NIC carries (common/wall/nic_failover.h, NicCapacities).
 void ShedForNics(const WallConfig& c, const std::vector<uint32_t>& nic_of_tile,
-                 TickShedder* shedder);
+                 const std::vector<double>& capacity_bps, TickShedder* shedder);
 // streams: the last second of each tile.
 void ShedForOverload(const std::vector<StreamSummary>& streams, TickShedder* shedder);
 

@@ -349,7 +349,7 @@ void ConfigCheck::Stream() {
 // loopback node without [[node]] ones.
 void ConfigCheck::Defaults() {
   if (c_.servers.empty()) c_.servers.emplace_back();
-  if (c_.nics.empty()) c_.nics.push_back(Nic{"default", "", -1, 10, "", 0});
+  if (c_.nics.empty()) c_.nics.push_back(Nic{"default", "", -1, 0, "", 0});
   if (!c_.nodes.empty()) return;
   DisplayNode local;
   local.name = "localhost";
@@ -384,7 +384,6 @@ void ConfigCheck::Nics() {
                                                        nic.name, server));
     nic_names_[nic.name].push_back(static_cast<uint32_t>(i));
     NicAddress(i, key);
-    if (!(nic.speed_gbps > 0)) Fail(key + ".speed_gbps", "must be > 0");
   }
   for (size_t s = 0; s < c_.servers.size(); ++s) {
     if (std::none_of(c_.nics.begin(), c_.nics.end(), [s](const Nic& n) { return n.server == s; }))
@@ -663,7 +662,7 @@ void ConfigCheck::Mpi() {
 void ConfigCheck::AssignNicsToTiles() {
   std::vector<double> bps(c_.tile_count(), c_.wall.tile_bits_per_second());
   std::vector<double> speeds;
-  for (const Nic& nic : c_.nics) speeds.push_back(nic.speed_gbps * 1e9);
+  for (const Nic& nic : c_.nics) speeds.push_back(nic.balance_gbps() * 1e9);
   const std::vector<uint32_t> nic = AssignNics(pinned_, bps, speeds, [this](size_t t, size_t n) {
     const uint32_t server = c_.nics[n].server;
     return tile_server_[t] >= 0 ? server == static_cast<uint32_t>(tile_server_[t])

@@ -9,6 +9,8 @@
 // build it once at start-up and share it read-only.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -91,7 +93,13 @@ struct Nic {
   std::string name;     // interface, e.g. "eth2"; used for SO_BINDTODEVICE
   std::string address;  // source address to bind; empty: the kernel chooses
   int numa_node = -1;   // -1: unknown / no NUMA
-  double speed_gbps = 10;
+  // What it carries. 0 (unset): the kernel's speed of the interface, where
+  // the streamer runs (common/net/link_speed.h), unknown for loopback or a
+  // NIC that reports none; set, it overrides the kernel's.
+  double speed_gbps = 0;
+  // The weight the config's balancing of tiles over NICs gives it: its
+  // speed, or 10 Gbit/s where none is set (every such NIC alike).
+  double balance_gbps() const { return speed_gbps > 0 ? speed_gbps : 10; }
   std::string server_name;  // the [[server]] it is on ("": the only one)
   uint32_t server = 0;      // index into WallConfig::servers; filled by Validate
 };
