@@ -22,5 +22,15 @@ for a in "$@"; do
 done
 dir=${dir:-build}
 
+# ccache, keyed so that a clone in another folder (CI's) hits what a build in
+# this one stored: paths under the checkout are hashed relative to it, the
+# working directory is not hashed, and __FILE__ (gtest, spdlog) does not
+# turn direct hits off (docs/decisions.md, "CI time").
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+  export CCACHE_SLOPPINESS=file_macro,time_macros,include_file_mtime,include_file_ctime
+  args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 cmake -S . -B "$dir" "${args[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" "${target[@]}"

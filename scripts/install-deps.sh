@@ -6,7 +6,7 @@ set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 packages=(
-  build-essential cmake pkg-config git ca-certificates clang-format clang-tidy
+  build-essential cmake pkg-config git ca-certificates ccache clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libpng-dev libnetfilter-queue-dev libmnl-dev
