@@ -52,12 +52,26 @@ def main():
     driver = browser()
     try:
         driver.get(args.url)
-        wait(driver, f"the library's card of {args.movie} with its poster",
-             lambda d: card(d, args.movie) is not None
-             and pixels(d, card(d, args.movie).find_element(By.TAG_NAME, "img")) is not None,
-             args.timeout)
-        the_poster = pixels(driver, card(driver, args.movie).find_element(By.TAG_NAME, "img"))
-        card(driver, args.movie).find_element(By.CSS_SELECTOR, "button.load").click()
+        # Each step finds its element anew and is retried whole when the
+        # panel replaced it in between (a stale element).
+        posters = []
+
+        def poster(d):
+            c = card(d, args.movie)
+            posters.append(c and pixels(d, c.find_element(By.TAG_NAME, "img")))
+            return posters[-1] is not None
+
+        wait(driver, f"the library's card of {args.movie} with its poster", poster, args.timeout)
+        the_poster = posters[-1]
+
+        def load(d):
+            c = card(d, args.movie)
+            if c is None:
+                return False
+            c.find_element(By.CSS_SELECTOR, "button.load").click()
+            return True
+
+        wait(driver, f"{args.movie}'s Load button clicked", load, args.timeout)
         wait(driver, f"{args.movie} playing",
              lambda d: text_of(d, "movie") == args.movie
              and text_of(d, "frame-label").endswith(f"/ {args.frames}"), args.timeout)

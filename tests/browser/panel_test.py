@@ -15,7 +15,8 @@ import json
 import sys
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import (NoSuchElementException, StaleElementReferenceException,
+                                        TimeoutException)
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
@@ -73,8 +74,14 @@ def text_of(driver, element_id):
 
 
 def wait(driver, what, condition, seconds):
+    """Waits until condition(driver) is true. The panel re-renders parts of
+    itself while it is read (the library's cards, the live picture): an
+    element found a moment ago may be gone, so a condition that meets a
+    stale element is asked again, as one that finds none yet is."""
     try:
-        WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
+        WebDriverWait(driver, seconds, poll_frequency=0.1,
+                      ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)) \
+            .until(lambda d: condition(d))
     except TimeoutException:
         error = text_of(driver, "error")
         raise SystemExit(f"panel: {what} not within {seconds} s" + (f" (panel says: {error})" if error else ""))
