@@ -294,7 +294,7 @@ UdpSender::ErrorAction UdpSender::OnSendError(int e, int* retries, uint32_t data
 }
 
 ssize_t UdpSender::ReceiveFeedback(std::span<std::byte> buffer) {
-  const ssize_t n = recv(fd_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+  const ssize_t n = calls_.recv(fd_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
   if (n >= 0) return n;
   if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
   // An ICMP error of an earlier datagram (ECONNREFUSED, EHOSTUNREACH, ...).

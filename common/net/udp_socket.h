@@ -86,6 +86,9 @@ struct SocketCalls {
   int (*sendmmsg)(int fd, mmsghdr* messages, unsigned count, int flags) = ::sendmmsg;
   int (*recvmmsg)(int fd, mmsghdr* messages, unsigned count, int flags,
                   timespec* timeout) = ::recvmmsg;
+  // The sender's feedback (UdpSender::ReceiveFeedback); the wall's
+  // simulation (sim/) swaps all three for its network.
+  ssize_t (*recv)(int fd, void* buffer, size_t length, int flags) = ::recv;
 };
 
 struct SendStats {
