@@ -75,6 +75,11 @@ bool SwapSyncMaster::AnyMember(const Pending& p) const {
   return false;
 }
 
+bool SwapSyncMaster::LaterTickHasMember() const {
+  return std::any_of(pending_.begin() + 1, pending_.end(),
+                     [this](const Pending& p) { return AnyMember(p); });
+}
+
 void SwapSyncMaster::CountMisses(const Pending& p) {
   for (uint32_t t = 0; t < tiles_; ++t) {
     if (!p.members[t] || !TakesPart(t)) continue;
@@ -103,7 +108,12 @@ void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
     if (!AnyMember(p)) {
-      // Nobody to show it: drop it, uncounted.
+      // Nobody to show it: dropped uncounted, at its deadline or once a
+      // later tick has a tile again. Until then a tile left out that
+      // reports it in time is taken back: dropped at once, a wall whose
+      // every tile was left out (its one node stopped, the switch down
+      // for three ticks) never came back.
+      if (now_ns < p.deadline_ns && !LaterTickHasMember()) return;
     } else if (AllComplete(p)) {
       Release(SyncDecision::kPresent, p, out);
       CountMisses(p);

@@ -114,6 +114,7 @@ class SwapSyncMaster {
   bool TakesPart(uint32_t t) const { return members_[t] && !left_out_[t]; }
   bool AllComplete(const Pending& p) const;
   bool AnyMember(const Pending& p) const;
+  bool LaterTickHasMember() const;  // of the ticks pending after the first
   // Counts, per tile taking part in released tick p, the ticks missed in a
   // row, and leaves a tile out at drop_after.
   void CountMisses(const Pending& p);

@@ -167,6 +167,36 @@ TEST(SwapSync, ALeftOutTileIsTakenBackForTheTicksAfterItReportsOneInTime) {
   EXPECT_THAT(Decide(&m, 2200 * kMs), ElementsAre("skip 7777 20"));
 }
 
+// Found by the wall's simulation (sim/, a one-node wall whose node was
+// stopped): with every tile left out, each tick opened had nobody to
+// show it and was dropped before a tile could report it, so none was
+// ever taken back and the wall stayed dark.
+TEST(SwapSync, AWallWhoseEveryTileWasLeftOutComesBack) {
+  SwapSyncMaster m(1, false);
+  m.SetMember(0, true);
+  std::vector<std::string> decided;
+  for (uint64_t k = 0; k < 5; ++k) {  // the node stopped: nothing reported
+    const auto ts = static_cast<uint32_t>(1000 + 9000 * k);
+    m.OpenTick(k, ts, static_cast<int64_t>(k * 100 + 200) * kMs);
+    for (const std::string& l : Decide(&m, static_cast<int64_t>(k * 100 + 250) * kMs))
+      decided.push_back(l);
+  }
+  ASSERT_TRUE(m.left_out(0));
+  decided.clear();
+  for (uint64_t k = 5; k < 10; ++k) {  // it runs again and reports each tick in time
+    const auto ts = static_cast<uint32_t>(1000 + 9000 * k);
+    m.OpenTick(k, ts, static_cast<int64_t>(k * 100 + 200) * kMs);
+    for (const std::string& l : Decide(&m, static_cast<int64_t>(k * 100 + 10) * kMs))
+      decided.push_back(l);
+    m.Complete(0, ts);
+    for (const std::string& l : Decide(&m, static_cast<int64_t>(k * 100 + 20) * kMs))
+      decided.push_back(l);
+  }
+  EXPECT_FALSE(m.left_out(0)) << "taken back by the first tick it reported in time";
+  EXPECT_EQ(Count(decided, "present"), 4u) << "every tick opened after that one";
+  EXPECT_EQ(Count(decided, "skip"), 0u);
+}
+
 TEST(SwapSync, ALateReportDoesNotTakeALeftOutTileBack) {
   SwapSyncMaster m = ThreeTiles();
   std::vector<std::string> decided;
