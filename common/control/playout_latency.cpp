@@ -18,8 +18,13 @@ int64_t PlayoutLatency::latency_ns() const {
   return auto_ns_ > 0 ? std::min(auto_ns_, most) : most;
 }
 
+// The margin is at most half the latency: a round trip measured while a
+// node stalled (stopped, swapping: its pongs answered all at once, a
+// second late) would otherwise leave every tile no time for its repairs,
+// and the wall skipped every tick not whole the moment it was sent.
 int64_t PlayoutLatency::DeadlineFor(int64_t frame_end_ns) const {
-  return std::max(frame_end_ns, PresentAt(frame_end_ns) - margin_ns_);
+  const int64_t latency = latency_ns();
+  return std::max(frame_end_ns, frame_end_ns + latency - std::min(margin_ns_, latency / 2));
 }
 
 }  // namespace tilestream

@@ -20,7 +20,9 @@
 //             never under one frame interval, the slack a wall without a
 //             latency has after a frame is sent (a node that assembles and
 //             reports slowly, short of any round trip, still makes it).
-//   deadline = frame end + latency - margin, no earlier than the frame end.
+//   deadline = frame end + latency - margin, the margin at most half the
+//             latency (a stalled node's round trip must not take the
+//             repairs' time from every tile), no earlier than the frame end.
 // An auto latency only rises while the wall plays (a lower one would show
 // ticks early, one at a time); until a round trip is measured it is the
 // maximum. Plain logic; not thread-safe (the coordinator's thread).

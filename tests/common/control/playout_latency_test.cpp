@@ -26,9 +26,23 @@ TEST(PlayoutLatency, AFixedLatencyShowsThatLongAfterTheFrameAndDecidesAMarginBef
 }
 
 TEST(PlayoutLatency, TheDeadlineIsNeverBeforeTheFrameIsSent) {
-  PlayoutLatency l(Settings(5), 40 * kMs);
+  PlayoutLatency l(Settings(0), 40 * kMs);
   l.Update(80 * kMs, 5 * kMs);
   EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1000 * kMs);
+}
+
+// Found by the wall's simulation: a node stopped for 0.9 s answers its
+// pings all at once; the sample takes the deviation to 225 ms and the
+// margin past the latency, and every tile lost the time for its repairs.
+TEST(PlayoutLatency, AStalledNodesRoundTripLeavesTheRepairsHalfTheLatency) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 16 * kMs);
+  l.Update(5 * kMs, 1 * kMs);
+  const int64_t before = l.DeadlineFor(1000 * kMs) - 1000 * kMs;
+  l.Update(117 * kMs, 225 * kMs);  // RFC 6298 after one sample of 900 ms
+  EXPECT_EQ(l.latency_ns(), 400 * kMs) << "the maximum";
+  EXPECT_GT(l.margin_ns(), l.latency_ns());
+  EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1200 * kMs) << "half the latency, not the frame's end";
+  EXPECT_GT(l.DeadlineFor(1000 * kMs) - 1000 * kMs, before);
 }
 
 // auto: the round trip out and back, two repairs and the decision's way,
