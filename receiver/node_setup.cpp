@@ -12,16 +12,6 @@
 namespace tilestream {
 namespace {
 
-// Frames a synced tile keeps for the release of their tick: as many as
-// arrive until a tick's deadline, and one more (3 to 16).
-size_t SyncQueueDepth(const WallConfig& c) {
-  // A longer deadline ([sync] deadline_ms) that the queue did not follow
-  // dropped frames the wall then released: "missing" on a loaded machine.
-  const double frames =
-      static_cast<double>(c.sync.deadline_after_tick_ns(c.wall.fps)) * c.wall.fps / 1e9;
-  return std::clamp<size_t>(static_cast<size_t>(std::ceil(frames)) + 1, 3, 16);
-}
-
 int FindNode(const WallConfig& c, const std::string& name, NodeParts* p) {
   for (uint32_t n = 0; n < c.nodes.size(); ++n)
     if (c.nodes[n].name == name) p->node = &c.nodes[n], p->node_index = n;
@@ -68,7 +58,7 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
   to.assembler.payload_type = source.payload_type;
   to.assembler.show_partial = o.show_partial || (p->sync && c.sync.partial);
   if (p->sync) {
-    to.assembler.queue_depth = SyncQueueDepth(c);
+    to.assembler.queue_depth = c.sync.queue_frames(c.wall.fps);
     to.on_complete = [s = p->sync.get()](uint32_t tile, uint32_t ts) {
       s->ReportComplete(tile, ts);
     };

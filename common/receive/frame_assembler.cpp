@@ -35,7 +35,7 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
                                           : 0)},
       ssrc_(options.ssrc) {
   held_bytes_.resize(kHeldSlots * kMaxHeld);
-  options_.queue_depth = std::clamp<size_t>(options_.queue_depth, 1, 16);
+  options_.queue_depth = std::clamp<size_t>(options_.queue_depth, 1, 32);
   queue_.resize(options_.queue_depth);
   if (options_.show_partial) options_.rtx_payload_type.reset();
   if (options_.rtx_payload_type) loss_ = std::make_unique<LossTracker>(options_.loss);

@@ -125,7 +125,7 @@ struct AssemblerOptions {
   // Accept only this RTP payload type; unset: any.
   std::optional<uint8_t> payload_type;
   bool show_partial = false;  // publish incomplete frames instead of holding
-  // Finished frames kept for the consumer (1..16): a swap-synced receiver
+  // Finished frames kept for the consumer (1..32): a swap-synced receiver
   // needs as many as arrive between a frame and the release of its tick.
   size_t queue_depth = 3;
   // Retransmission on (docs/receiver.md, "Recovering lost packets"):

@@ -202,6 +202,16 @@ struct SyncSettings {
     if (timed()) return static_cast<int64_t>(interval_ns) + latency_bound_ns();
     return static_cast<int64_t>(interval_ns + (deadline_ms ? deadline_ms * 1e6 : interval_ns));
   }
+  // Frames a synced tile keeps for the release of their tick: as many as
+  // arrive until a tick's deadline, and one more (3 to 32). A longer
+  // deadline ([sync] deadline_ms) that the queue did not follow dropped
+  // frames the wall then released: "missing" on a loaded machine; and the
+  // wall's simulation found a 60 fps wall with an auto latency over 250 ms
+  // (16 frames, the bound before) missing every frame it released.
+  size_t queue_frames(double fps) const {
+    const double frames = static_cast<double>(deadline_after_tick_ns(fps)) * fps / 1e9;
+    return std::clamp<size_t>(static_cast<size_t>(std::ceil(frames)) + 1, 3, 32);
+  }
 };
 
 // Where one tile's stream goes and leaves from.
