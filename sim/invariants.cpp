@@ -1,0 +1,120 @@
+// The invariants every run of the wall's simulation is held to, and its
+// report in the programs' names (docs/simulation.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "sim/wall_model.h"
+
+namespace tilestream::sim {
+
+namespace {
+
+bool NodeFaults(const Scenario& s) {
+  for (const Fault& f : s.faults)
+    if (f.kind == Fault::Kind::kNodeLinkDown || f.kind == Fault::Kind::kNodeStopped) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r) {
+  std::vector<std::string> failed;
+  const auto fail = [&](const char* name, std::string what) {
+    failed.push_back(fmt::format("{}: {}", name, what));
+  };
+  if (r.shown_not_whole || r.shown_not_exact)
+    fail("whole", fmt::format("{} frames shown incomplete, {} with other pixels than sent",
+                              r.shown_not_whole, r.shown_not_exact));
+  if (r.ticks_torn)
+    fail("torn",
+         fmt::format("{} tile frames missing from ticks their tiles took part in", r.ticks_torn));
+  uint64_t lost = 0, requested = 0, unrecoverable = 0;
+  for (const TileCounters& t : r.tiles) {
+    lost += t.lost;
+    requested += t.nack_requested;
+    unrecoverable += t.unrecoverable;
+  }
+  if (unrecoverable && !NodeFaults(s))
+    fail("recovered", fmt::format("{} packets unrecoverable of {} lost", unrecoverable, lost));
+  // A path down loses the requests too: asked again and again, rightly.
+  if (lost > 0 && !NodeFaults(s) &&
+      static_cast<double>(requested) > 1.2 * static_cast<double>(lost))
+    fail("requests", fmt::format("{} requested for {} lost: {:.2f} per lost packet", requested,
+                                 lost, static_cast<double>(requested) / lost));
+  if (r.late_decisions)
+    fail("late", fmt::format("{} decisions reached a node after their moment, its path up",
+                             r.late_decisions));
+  if (r.virtual_skew_p99_ms > 1.0)
+    fail("skew", fmt::format("skew p99 {:.2f} ms on the virtual clock", r.virtual_skew_p99_ms));
+  const uint64_t shown = r.presented + r.partial;
+  if (static_cast<double>(shown + s.may_miss) < s.min_shown * static_cast<double>(r.ticks))
+    fail("shown", fmt::format("{} of {} ticks shown ({} skipped, {} shed), asked {:.0f}% less {}",
+                              shown, r.ticks, r.skipped, r.shed, s.min_shown * 100, s.may_miss));
+  return failed;
+}
+
+bool Passes(const Scenario& s, const std::vector<std::string>& failures) {
+  std::vector<std::string> names;
+  for (const std::string& f : failures) names.push_back(f.substr(0, f.find(':')));
+  const auto in = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  for (const std::string& e : s.expect_failure)
+    if (!in(names, e)) return false;  // fixed: the scenario must say so
+  for (const std::string& n : names)
+    if (!in(s.expect_failure, n) && !in(s.may_fail, n)) return false;
+  return true;
+}
+
+std::string ReportJson(const Scenario& s, const WallReport& r,
+                       const std::vector<std::string>& failures) {
+  nlohmann::ordered_json j;
+  j["scenario"] = s.name;
+  j["seed"] = s.seed;
+  j["options"] = s.Describe();
+  j["sync"] = {{"ticks", r.ticks},
+               {"presented", r.presented},
+               {"skipped", r.skipped},
+               {"partial", r.partial},
+               {"left_out", r.left_out},
+               {"skew_p99_ms", r.skew_p99_ms},
+               {"skew_max_ms", r.skew_max_ms},
+               {"virtual_skew_p99_ms", r.virtual_skew_p99_ms},
+               {"latency_ms", r.latency_ms},
+               {"late_decisions", r.late_decisions},
+               {"late_decisions_path_down", r.late_decisions_path_down}};
+  j["shedder"] = {{"shed", r.shed}, {"keep", r.shed_keep}, {"ceiling", r.shed_ceiling}};
+  nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
+  for (const TileCounters& t : r.tiles)
+    tiles.push_back({{"frames_sent", t.frames_sent},
+                     {"skipped_ticks", t.skipped_ticks},
+                     {"complete", t.complete},
+                     {"incomplete", t.incomplete},
+                     {"lost", t.lost},
+                     {"recovered", t.recovered},
+                     {"unrecoverable", t.unrecoverable},
+                     {"nack_requested", t.nack_requested},
+                     {"retransmitted", t.retransmitted},
+                     {"refused_cap", t.refused_cap},
+                     {"refused_sends", t.refused_sends}});
+  j["tiles"] = tiles;
+  j["checks"] = {{"shown_frames", r.shown_frames},
+                 {"shown_not_whole", r.shown_not_whole},
+                 {"shown_not_exact", r.shown_not_exact},
+                 {"ticks_torn", r.ticks_torn},
+                 {"ticks_torn_excused", r.ticks_torn_excused},
+                 {"shows_excused", r.shows_excused},
+                 {"tcp_probes", r.tcp_probes},
+                 {"tcp_timeouts", r.tcp_timeouts},
+                 {"failed", failures},
+                 {"known_failures", s.expect_failure}};
+  j["sim"] = {{"wall_seconds", r.wall_seconds},
+              {"cpu_seconds", r.cpu_seconds},
+              {"events", r.events},
+              {"datagrams", r.datagrams}};
+  return j.dump(2);
+}
+
+}  // namespace tilestream::sim
