@@ -266,6 +266,10 @@ class Coordinator {
       CountTick(sending - due, clock_.NowNs() - sending, interval);
       last_deadline = sync_.OpenTick(tick, timestamp, due + next_in * interval);
     }
+    // The last frames are out (a rank still sending takes this after
+    // them): the tiles say BYE now, so that a lost tail of the last frame
+    // is asked for before its tick's deadline, not after the stop.
+    Broadcast(TickCommand::kEnd, 0, 0);
     // Let the last frames go out and be decided before stopping.
     const int64_t end =
         std::max(last_deadline, clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps));
@@ -578,9 +582,9 @@ class Coordinator {
   // What each NIC carries (0: unknown): the config's speed, else this
   // server's kernel's (the coordinator's host; other servers' NICs need
   // speed_gbps for a ceiling).
-  const std::vector<double> nic_capacity_ = NicCapacities(
-      c_, static_cast<uint32_t>(std::max(0, ServerOfHost(c_, ThisHost()))),
-      [](const std::string& name) { return KernelLinkSpeedBps(name); });
+  const std::vector<double> nic_capacity_ =
+      NicCapacities(c_, static_cast<uint32_t>(std::max(0, ServerOfHost(c_, ThisHost()))),
+                    [](const std::string& name) { return KernelLinkSpeedBps(name); });
   std::optional<RealTimeBudget> clock_priority_;  // playing, where permitted
   uint64_t tick_messages_ = 0;                    // Broadcast's count: each message's sequence
   std::vector<std::string> hosts_;  // per tile: where its rank runs (its ready message)

@@ -25,7 +25,10 @@ enum MessageTag : int {
                       // (common/control/library_presence.h; text, not a struct)
 };
 
-enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2 };
+// kEnd: the show's last frames are out; each tile says BYE (a lost tail of
+// the last frame is then asked for before that tick's deadline) and
+// answers NACKs until kStop.
+enum class TickCommand : uint32_t { kPlay = 0, kStop = 1, kHeartbeat = 2, kEnd = 3 };
 
 struct TickMessage {
   uint64_t tick = 0;

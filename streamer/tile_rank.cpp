@@ -117,6 +117,8 @@ class TileRank {
           if (tick.command == TickCommand::kPlay) {
             loads_->Take(tick);
             Play(tick);
+          } else if (tick.command == TickCommand::kEnd) {
+            SayBye();
           }
           MaybeSendStats(clock_.NowNs());
         } while (NextTick(&tick));
@@ -187,13 +189,21 @@ class TileRank {
     }
   }
 
+  // The stream's end, once: said when the coordinator says the last frames
+  // are out (kEnd), or at the stop.
+  void SayBye() {
+    if (said_bye_) return;
+    said_bye_ = true;
+    for (TileStream* s : feedback_streams_) s->EndStream();
+  }
+
   // Stopping: the last frame's losses are asked for after it went out (a
   // lost tail once the receiver has the BYE that ends its stream), so NACKs
   // are answered kLingerNs more before the final report: the show's last
   // frame arrives whole too.
   void AnswerLastNacks() {
     if (feedback_streams_.empty()) return;
-    for (TileStream* s : feedback_streams_) s->EndStream();
+    SayBye();
     const int64_t until = clock_.NowNs() + kLingerNs;
     while (clock_.NowNs() < until && !WaitAnswering(until, 0)) {
     }
@@ -413,6 +423,7 @@ class TileRank {
   TickWait ticks_{false};  // the wait for the next tick (streamer/tick_wait.h)
   int64_t silence_limit_ns_ = kGoTimeoutNs;
   bool coordinator_gone_ = false;
+  bool said_bye_ = false;  // SayBye
   int64_t start_ns_ = 0, start_cpu_ns_ = 0, last_message_ns_ = 0, last_stats_ns_ = 0;
   int64_t last_look_ns_ = 0;  // StalledNs
 };
