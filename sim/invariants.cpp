@@ -57,6 +57,7 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
 
 bool Passes(const Scenario& s, const std::vector<std::string>& failures) {
   std::vector<std::string> names;
+  names.reserve(failures.size());
   for (const std::string& f : failures) names.push_back(f.substr(0, f.find(':')));
   const auto in = [](const std::vector<std::string>& v, const std::string& n) {
     return std::find(v.begin(), v.end(), n) != v.end();
@@ -98,7 +99,8 @@ std::string ReportJson(const Scenario& s, const WallReport& r,
                      {"nack_requested", t.nack_requested},
                      {"retransmitted", t.retransmitted},
                      {"refused_cap", t.refused_cap},
-                     {"refused_sends", t.refused_sends}});
+                     {"refused_sends", t.refused_sends},
+                     {"repair_rtt_ms", t.repair_rtt_ms}});
   j["tiles"] = tiles;
   j["checks"] = {{"shown_frames", r.shown_frames},
                  {"shown_not_whole", r.shown_not_whole},

@@ -219,7 +219,7 @@ void Wall::SetUpTiles() {
       for (uint32_t f = 0; f < kFrames; ++f) {
         auto& p = pixels_[size_t{t} * kFrames + f];
         p.resize(frame_bytes);
-        Rng pattern(s_.seed * 1000003 + t * kFrames + f);
+        Rng pattern(s_.seed * 1000003 + uint64_t{t} * kFrames + f);
         for (size_t i = 0; i < frame_bytes; i += 8) {
           const uint64_t v = pattern.Next();
           std::memcpy(p.data() + i, &v, std::min<size_t>(8, frame_bytes - i));
@@ -724,6 +724,7 @@ WallReport Wall::Run() {
     if (const LossTracker* loss = t.assembler->loss()) {
       k.unrecoverable = loss->stats().unrecoverable;
       k.nack_requested = loss->stats().requested;
+      k.repair_rtt_ms = loss->stats().rtt.rtt_ns / 1e6;
     }
     k.retransmitted = t.sender->stats().retransmitted;
     k.refused_cap = t.sender->stats().refused_cap;

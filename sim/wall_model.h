@@ -26,6 +26,7 @@ struct TileCounters {
   uint64_t complete = 0, incomplete = 0;
   uint64_t lost = 0, recovered = 0, unrecoverable = 0, nack_requested = 0;
   uint64_t retransmitted = 0, refused_cap = 0, refused_sends = 0;
+  double repair_rtt_ms = 0;  // smoothed, request to arrival
 };
 
 struct WallReport {

@@ -6,6 +6,8 @@
 // tiles (1.97 Gbit/s at 5 fps, testing::MemoryWallFixture says why that
 // rate on this VM) for 20 s, with the playout latency the round trips
 // give (`auto`). Root only.
+#include <cmath>
+#include <fstream>
 #include <iostream>
 
 #include "tests/testbed/testbed_fixture.h"
@@ -96,9 +98,22 @@ class LongPath : public testing::TestbedFixture {
   }
   nlohmann::json Tile(const std::string& node) { return NodeReport(node)["tiles"][0]; }
 
+  // The same wall over the same path in the simulation (sim/, scenario
+  // `scenario`), its report.
+  nlohmann::json Simulated(const std::string& scenario) {
+    const std::string json = dir_ / "sim.json";
+    const auto r =
+        Shell(std::string(WALLSIM_PATH) + " --scenario " + scenario + " --json " + json, dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream in(json);
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+
   static constexpr uint64_t kStoreFrames = 4;  // --source memory sends the store's first 4
   static constexpr double kFps = 5;
   static constexpr uint64_t kTicks = 100;  // 20 s
+
+  void ExpectTheSimulationAgrees();
 
   nlohmann::json PathReport() {
     const auto r = Shell(testing::kSourceDir + "/scripts/testbed.sh path-report", dir_);
@@ -176,17 +191,58 @@ TEST_F(LongPath, TwentyMillisecondsAwayWithJitterAndLossEveryTickIsShownInStep) 
     EXPECT_EQ(t["recovered"], t["lost"]) << t.dump();
     EXPECT_NEAR(t["repair_rtt_ms"].get<double>(), 20, 8) << t.dump();
   }
+  ExpectTheSimulationAgrees();
 }
 
-// Across the Atlantic: a round trip of 80 ms, 0.1% lost. Every tick shown.
-// (The skew is the 20 ms test's question: here, under ASan on CI's loaded
-// 2-core machine, one or two ticks of 100 were shown 2-3 ms apart.)
-TEST_F(LongPath, EightyMillisecondsAwayEveryTickIsShown) {
-  UpWallWithPath("rtt=80ms,loss=0.1%");
-  const auto sent = Play(kTicks);
-  ExpectNothingLostOnScreen(sent, kTicks, kStoreFrames);
-  EXPECT_GE(Latency(), 80.0);
+// Parity (issue 42): the simulation's `rtt-20ms` is this wall over this
+// path (2x2 of 2560x1600 on 4 nodes at 5 fps for 20 s, rtt 20 ms, jitter
+// 2 ms, 0.5% of the datagrams lost, latency auto). Its counters and the
+// live ones agree: every tick shown in both; what each lost, within four
+// deviations of 0.5% of the datagrams sent (a binomial draw each); all of
+// it recovered in both; requests per lost packet within 0.15 of each
+// other (each at most 1.2); the latency chosen within 25% (a loaded VM's
+// repairs take longer than the path: docs/decisions.md, issue 37); the
+// repair round trip within 8 ms of each other.
+void LongPath::ExpectTheSimulationAgrees() {
+  const nlohmann::json sim = Simulated("rtt-20ms");
+  const nlohmann::json live_sync = StreamerReport()["sync"];
+  const double latency = live_sync["latency_ms"].get<double>();
+  EXPECT_EQ(sim["sync"]["presented"], kTicks) << sim["sync"].dump();
+  EXPECT_EQ(live_sync["presented"], kTicks) << live_sync.dump();
+  EXPECT_NEAR(sim["sync"]["latency_ms"].get<double>(), latency, 0.25 * latency)
+      << sim["sync"].dump();
+  double live_lost = 0, live_requested = 0, sim_lost = 0, sim_requested = 0;
+  for (const nlohmann::json& t : sim["tiles"]) {
+    EXPECT_EQ(t["recovered"], t["lost"]) << t.dump();
+    sim_lost += t["lost"].get<double>();
+    sim_requested += t["nack_requested"].get<double>();
+  }
+  for (size_t n = 0; n < config_.nodes.size(); ++n) {
+    const nlohmann::json t = Tile(config_.nodes[n].name);
+    live_lost += t["lost"].get<double>();
+    live_requested += t["nack_requested"].get<double>();
+    EXPECT_NEAR(t["repair_rtt_ms"].get<double>(), sim["tiles"][n]["repair_rtt_ms"].get<double>(), 8)
+        << t.dump() << "\nsimulated: " << sim["tiles"][n].dump();
+  }
+  // The same frames, the same packets: 0.5% of what the simulation sent.
+  const double expected = 0.005 * sim["sim"]["datagrams"].get<double>();
+  const double deviation = std::sqrt(expected);
+  EXPECT_NEAR(sim_lost, expected, 4 * deviation) << sim.dump();
+  EXPECT_NEAR(live_lost, expected, 4 * deviation);
+  ASSERT_GT(live_lost, 0);
+  ASSERT_GT(sim_lost, 0);
+  EXPECT_NEAR(live_requested / live_lost, sim_requested / sim_lost, 0.15)
+      << "live " << live_requested << " for " << live_lost << ", simulated " << sim_requested
+      << " for " << sim_lost;
+  std::cout << "parity: lost live " << live_lost << " simulated " << sim_lost
+            << "; requests per lost live " << live_requested / live_lost << " simulated "
+            << sim_requested / sim_lost << "; latency live " << latency << " ms simulated "
+            << sim["sync"]["latency_ms"] << " ms\n";
 }
+
+// Across the Atlantic (rtt 80 ms) and a burst of 50 lost 20 ms away are
+// the simulation's (sim/: rtt-80ms, burst-50); the path and the wall's
+// code are the same as above.
 
 // 1% of the datagrams passed by later ones within 1 ms (and 0.1% lost):
 // with a reorder window of 2 ms a reordered packet is not asked for, so
@@ -209,17 +265,6 @@ TEST_F(LongPath, ReorderingWithinTheWindowIsNotAskedFor) {
     EXPECT_GT(t["lost"].get<uint64_t>(), 0u) << t.dump();
     EXPECT_LE(t["nack_requested"].get<double>(), 1.2 * t["lost"].get<double>()) << t.dump();
   }
-}
-
-// 50 datagrams to display node tile01 lost in a row, 5 s in, 20 ms away:
-// recovered in time, nothing missed.
-TEST_F(LongPath, ABurstOfFiftyLostTwentyMillisecondsAwayIsRecoveredInTime) {
-  UpWallWithPath("rtt=20ms,burst=50,burst_at=8s,burst_to=10.10.0.11");
-  const auto sent = Play(kTicks);
-  ExpectNothingLostOnScreen(sent, kTicks, kStoreFrames);
-  const nlohmann::json t = Tile("tile01");
-  EXPECT_EQ(t["lost"], 50) << t.dump();
-  EXPECT_EQ(t["recovered"], 50) << t.dump();
 }
 
 }  // namespace
