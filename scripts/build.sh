@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 dir="" args=() target=()
 for a in "$@"; do
   case "$a" in
-    --sanitize) args+=(-DTILESTREAM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTILESTREAM_BENCH=OFF); dir=${dir:-build-asan} ;;
+    --sanitize) args+=(-DTILESTREAM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTILESTREAM_BENCH=OFF
+                       "-DTILESTREAM_REFERENCE_WALLSIM=$PWD/build/sim/wallsim")  # sim/same_counters.sh
+                dir=${dir:-build-asan} ;;
     --tsan) args+=(-DTILESTREAM_TSAN=ON -DTILESTREAM_TESTS=OFF -DTILESTREAM_BENCH=OFF)
             target=(--target receiver); dir=${dir:-build-tsan} ;;
     --fuzz) args+=(-DTILESTREAM_FUZZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
