@@ -7,10 +7,9 @@
 
 namespace tilestream {
 
-std::optional<double> KernelLinkSpeedBps(std::string_view interface,
-                                         const std::string& sysfs_net) {
-  if (interface.empty() || interface.size() >= IFNAMSIZ || interface == "." ||
-      interface == ".." || interface.find('/') != std::string_view::npos)
+std::optional<double> KernelLinkSpeedBps(std::string_view interface, const std::string& sysfs_net) {
+  if (interface.empty() || interface.size() >= IFNAMSIZ || interface == "." || interface == ".." ||
+      interface.find('/') != std::string_view::npos)
     return std::nullopt;
   std::ifstream in(sysfs_net + "/" + std::string(interface) + "/speed");
   std::string text;

@@ -88,8 +88,8 @@ TEST(NicFailover, TheShareCarriedIsTheMostLoadedNicsSpeedOverItsLoad) {
       "[[nic]]\nname = \"eth3\"\naddress = \"10.2.0.1\"\nspeed_gbps = 4\n");
   const double tile = fast.wall.tile_bits_per_second();
   EXPECT_DOUBLE_EQ(CarriedShare(fast, {0, 0, 0, 0, 1, 1, 1, 1}, Capacities(fast)), 1.0);
-  EXPECT_NEAR(CarriedShare(fast, std::vector<uint32_t>(8, 1), Capacities(fast)),
-              4e9 / (8 * tile), 1e-9);
+  EXPECT_NEAR(CarriedShare(fast, std::vector<uint32_t>(8, 1), Capacities(fast)), 4e9 / (8 * tile),
+              1e-9);
 }
 
 TEST(NicFailover, ANicsCapacityIsItsConfiguredSpeedElseTheKernelsOfItsOwnServer) {
