@@ -1,0 +1,166 @@
+// The display nodes' side of the simulated wall: each tile's receiving
+// and repairs, the sync client and the presenter (sim/wall.h).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/wire/rtcp_feedback.h"
+#include "sim/tile_view.h"
+#include "sim/wall.h"
+
+namespace tilestream::sim {
+
+void Wall::OnNode(uint32_t node, std::function<void()> what) {
+  if (Stopped(node))
+    nodes_[node].while_stopped.push_back(std::move(what));
+  else
+    what();
+}
+
+// The tile's network thread (receiver/tile_receiver.cpp): a batch taken
+// in, stamped when read; then what is due asked for.
+void Wall::Receive(uint32_t tile, const std::shared_ptr<std::vector<Datagram>>& batch) {
+  Tile& t = tiles_[tile];
+  if (Stopped(t.node)) {  // waits in the socket, as far as its buffer holds
+    size_t bytes = 0;
+    for (const Datagram& d : *batch) bytes += d.size;
+    if (t.stalled_bytes + bytes > c_.stream.receive_buffer) return;
+    t.stalled_bytes += bytes;
+    nodes_[t.node].while_stopped.push_back([this, tile, batch] {
+      tiles_[tile].stalled_bytes = 0;
+      Receive(tile, batch);
+    });
+    return;
+  }
+  if (LossTracker* loss = t.assembler->loss()) loss->SetNow(q_.now());
+  for (const Datagram& d : *batch) Admit(t, d);
+  if (t.assembler->loss()) AskForLost(tile);
+}
+
+void Wall::Admit(Tile& t, const Datagram& d) {
+  FrameAssembler& a = *t.assembler;
+  if (!d.whole.empty()) {
+    if (a.is_retransmission(d.whole))
+      a.AddRetransmission(d.whole);
+    else
+      a.Add(d.whole);
+  } else {
+    const FrameAssembler::Placement p = a.PlacementTarget();
+    Rfc4175View v;
+    // Headers that do not parse are handed over as they are: malformed.
+    if (p.frame && PlacedView(d.bytes(), d.size, c_.wall.tile, p.frame, &v))
+      a.AddParsed(v, p.frame, nullptr);
+    else
+      a.Add(d.bytes());
+  }
+  if (const ReadyFrame* f = a.just_finished(); f && f->complete) {
+    const uint32_t tile = t.index, ts = f->timestamp;
+    nodes_[t.node].to_server->Send(FormatComplete(tile, ts));
+  }
+}
+
+void Wall::AskForLost(uint32_t tile) {
+  Tile& t = tiles_[tile];
+  LossTracker* loss = t.assembler->loss();
+  std::array<uint16_t, 256> due;
+  std::array<std::byte, kNackHeaderSize + 256 * kNackEntrySize> packet;
+  const size_t n = loss->TakeDue(due);
+  if (n > 0 && t.assembler->ssrc()) {
+    Node& node = nodes_[t.node];
+    for (size_t done = 0; done < n;) {
+      size_t taken = 0;
+      const size_t size = WriteGenericNack(TileReceiverSsrc(tile), *t.assembler->ssrc(),
+                                           {due.data() + done, n - done}, packet, &taken);
+      loss->CountNack();
+      done += taken;
+      if (node.feedback->LoseDatagram(q_.now())) continue;
+      auto nack = std::make_shared<std::vector<std::byte>>(packet.begin(), packet.begin() + size);
+      q_.At(node.feedback->ArrivalNs(q_.now()), [this, tile, nack] {
+        TileSender& s = *tiles_[tile].sender;
+        if (SimSockets::Endpoint* e = sockets_.Find(s.socket().fd())) {
+          e->feedback.push_back(*nack);
+          s.AnswerFeedback();
+        }
+      });
+    }
+  }
+  const int64_t next = loss->next_due_ns();
+  if (next != LossTracker::kNever && next < t.nack_timer_ns) {
+    t.nack_timer_ns = next;
+    q_.At(next, [this, tile] {
+      Tile& t = tiles_[tile];
+      if (q_.now() < t.nack_timer_ns) return;  // superseded
+      t.nack_timer_ns = LossTracker::kNever;
+      if (Stopped(t.node)) return;  // asked again when it runs
+      t.assembler->loss()->SetNow(q_.now());
+      AskForLost(tile);
+    });
+  }
+}
+
+// A display node's sync client and presenter (receiver/presenter.cpp): a
+// decision shown at its moment of the node's clock, or at once.
+void Wall::AtNode(uint32_t node, const std::string& line) {
+  Node& n = nodes_[node];
+  if (auto ping = ParseStamp("ping", line)) {
+    n.to_server->Send(FormatPong(*ping));
+    return;
+  }
+  const std::optional<SyncEvent> e = ParseSyncEvent(line);
+  if (!e) return;
+  if (e->decision == SyncDecision::kSkip) return;  // the presenter counts it, takes nothing
+  const int64_t at = e->at_ns ? e->at_ns - n.clock_offset_ns : q_.now();
+  // A path down in the last seconds excuses a late show: what it held
+  // back arrives in a rush when it comes back.
+  bool excused = n.sync_out->DownBetween(q_.now() - 3 * kSecond, q_.now());
+  for (const auto& [from, to] : n.stops)  // or it was stopped, its socket holding them
+    excused = excused || (from < q_.now() && to > q_.now() - 3 * kSecond);
+  if (e->at_ns && at < q_.now()) ++(excused ? r_.late_decisions_path_down : r_.late_decisions);
+  const SyncEvent event = *e;
+  q_.At(at,
+        [this, node, event, excused] { OnNode(node, [=, this] { Show(node, event, excused); }); });
+}
+
+// The node's tiles show the tick, each one's frame whole (and, with
+// pixels, exact); the moment is reported as the node's clock reads it.
+// The wall's skew on the virtual clock leaves out a show that a fault made
+// late: its path down, or the node stopped at its moment.
+void Wall::Show(uint32_t node, const SyncEvent& e, bool excused) {
+  Node& n = nodes_[node];
+  const int64_t shown = q_.now() + n.clock_offset_ns;
+  for (const auto& [from, to] : n.stops)  // the node stopped lately: its shows wait
+    excused = excused || (from < q_.now() && to > q_.now() - 3 * kSecond);
+  for (uint32_t t : n.tiles) {
+    std::optional<ReadyFrame> f = tiles_[t].assembler->TakeFrame(e.timestamp, false);
+    if (!f) {  // the previous picture stays: torn, unless the tile was left out
+      const auto it = takers_.find(e.timestamp);
+      if (it != takers_.end() && it->second[t])
+        ++(faulted_[node] ? r_.ticks_torn_excused : r_.ticks_torn);
+      continue;
+    }
+    ++r_.shown_frames;
+    if (!f->complete) ++r_.shown_not_whole;
+    if (s_.pixels) {
+      const auto it = frame_of_timestamp_.find(e.timestamp);
+      const std::span<const std::byte> px(f->pixels, c_.wall.tile.frame_bytes());
+      if (it == frame_of_timestamp_.end() ||
+          Checksum(px) != checksums_[size_t{t} * kFrames + it->second])
+        ++r_.shown_not_exact;
+    }
+    n.to_server->Send(FormatShown(t, e.timestamp, shown));
+    if (excused) {
+      ++r_.shows_excused;
+      continue;
+    }
+    Shows& when = shows_[e.timestamp];
+    when.first = std::min(when.first, q_.now());
+    when.last = std::max(when.last, q_.now());
+    ++when.count;
+  }
+}
+
+}  // namespace tilestream::sim

@@ -1,0 +1,222 @@
+// The streamer's side of the simulated wall: the coordinator's tick clock,
+// the tile ranks' frames and bursts, the NICs, the swap sync's master, the
+// shedder and NIC failover (sim/wall.h).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/wall/nic_failover.h"
+#include "sim/wall.h"
+
+namespace tilestream::sim {
+
+// The coordinator's tick (streamer/coordinator.cpp): shed or sent on every
+// tile, opened with the sync, its frames paced until the next tick sent.
+void Wall::Tick(uint64_t tick) {
+  next_tick_ns_ = q_.now() + interval_ns_;
+  if (tick + 1 < static_cast<uint64_t>(std::llround(s_.seconds * c_.wall.fps)))
+    q_.At(next_tick_ns_, [this, tick] { Tick(tick + 1); });
+  ++r_.ticks;
+  if (!shedder_.Keep()) return;
+  const uint32_t next_in = shedder_.ticks_to_next();
+  const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base_);
+  frame_of_timestamp_[timestamp] = static_cast<uint32_t>(tick % kFrames);
+  for (Tile& t : tiles_) StartFrame(t, timestamp, next_in * interval_ns_);
+  if (tick + 1 == static_cast<uint64_t>(std::llround(s_.seconds * c_.wall.fps)))
+    q_.At(q_.now() + next_in * interval_ns_, [this] { EndStreams(); });
+  // As streamer/wall_sync.cpp's OpenTick.
+  const int64_t frame_end = q_.now() + next_in * interval_ns_;
+  if (!latency_.timed()) {
+    master_.OpenTick(tick, timestamp,
+                     frame_end - interval_ns_ + c_.sync.deadline_after_tick_ns(c_.wall.fps));
+  } else {
+    master_.OpenTick(tick, timestamp, latency_.DeadlineFor(frame_end),
+                     latency_.PresentAt(frame_end));  // the server's clock: offset 0
+  }
+  std::vector<bool>& takers = takers_[timestamp];  // who takes part as it opens
+  takers.resize(tiles_.size());
+  for (uint32_t t = 0; t < tiles_.size(); ++t)
+    takers[t] = master_.member(t) && !master_.left_out(t);
+  ScheduleDecide();
+}
+
+// A tile rank's share of a tick (streamer/tile_rank.cpp's Play and Pump):
+// the frame is planned from the tick; a frame still going out is hurried
+// out first (blocked by its NIC as a send is), and a tick that comes while
+// another waits behind it replaces it, skipped (TickWait::SeenLate).
+void Wall::StartFrame(Tile& t, uint32_t timestamp, int64_t window_ns) {
+  if (t.sender->sending()) {
+    if (t.queued) {
+      ++t.skipped_ticks;
+      ++t.counters.skipped_ticks;
+    }
+    t.queued = Queued{timestamp, q_.now(), window_ns};
+    t.hurry = true;
+    return;
+  }
+  BeginFrame(t, {timestamp, q_.now(), window_ns});
+}
+
+// A rank running late sees the tick late, and its pacer squeezes the frame
+// into what is left of its window.
+void Wall::BeginFrame(Tile& t, const Queued& f) {
+  TileSender& s = *t.sender;
+  s.BeginFrame(FrameOf(t.index, f.timestamp), f.timestamp, f.due_ns, f.window_ns);
+  if (!s.sending()) return;
+  t.hurry = q_.now() >= next_tick_ns_;
+  ++t.sent_ticks;
+  ++t.counters.frames_sent;
+  const int64_t seen = q_.now() + (q_.now() < late_until_[t.index] ? late_by_[t.index] : 0);
+  const uint32_t i = t.index;
+  q_.At(std::max(seen, s.NextBurstNs()), [this, i] { Burst(i); });
+}
+
+// One burst; the next when the pacer has it due, or, hurried, at once. A
+// send blocks while its NIC's queue is full: the next burst waits for it
+// to drain. A frame out, the one queued behind it starts.
+void Wall::Burst(uint32_t tile) {
+  Tile& t = tiles_[tile];
+  TileSender& s = *t.sender;
+  if (!s.sending()) return;
+  s.SendBurst(t.hurry);
+  const int64_t blocked = nic_free_ns_[t.nic] - NicQueueNs(t.nic);
+  if (s.sending()) {
+    q_.At(std::max(t.hurry ? q_.now() : s.NextBurstNs(), blocked), [this, tile] { Burst(tile); });
+  } else if (t.queued) {
+    const Queued next = *t.queued;
+    t.queued.reset();
+    q_.At(std::max(q_.now(), blocked), [this, tile, next] {
+      if (!tiles_[tile].sender->sending()) BeginFrame(tiles_[tile], next);
+    });
+  }
+}
+
+// A call's datagrams: through the tile's NIC at its speed (unknown: at
+// once), then its node's path, each lost or not, all arriving with the
+// last of them.
+void Wall::Sent(uint32_t tile, std::vector<Datagram>&& datagrams) {
+  r_.datagrams += datagrams.size();
+  const uint32_t nic = tiles_[tile].nic;
+  int64_t departs = q_.now();
+  if (capacity_[nic] > 0) {
+    uint64_t bytes = 0;
+    for (const Datagram& d : datagrams) bytes += d.size + 42;  // UDP, IP, Ethernet
+    nic_free_ns_[nic] = std::max(nic_free_ns_[nic], q_.now()) +
+                        static_cast<int64_t>(static_cast<double>(bytes) * 8e9 / capacity_[nic]);
+    departs = nic_free_ns_[nic];
+  }
+  Path& path = *nodes_[tiles_[tile].node].media;
+  auto batch = std::make_shared<std::vector<Datagram>>();
+  batch->reserve(datagrams.size());
+  for (Datagram& d : datagrams)
+    if (!path.LoseDatagram(departs)) batch->push_back(std::move(d));
+  if (batch->empty()) return;
+  const int64_t at = path.ArrivalNs(departs);
+  q_.At(at, [this, tile, batch] { Receive(tile, batch); });
+}
+
+// The show's end: each sender's BYE once its last frame is out, so that a
+// receiver asks for a lost tail of that frame (TileSender::EndStream).
+void Wall::EndStreams() {
+  bool waiting = false;
+  for (Tile& t : tiles_) {
+    if (t.sender->sending()) {
+      waiting = true;
+    } else if (!t.ended) {
+      t.sender->EndStream();
+      t.ended = true;
+    }
+  }
+  if (waiting) q_.At(q_.now() + 1'000'000, [this] { EndStreams(); });
+}
+
+void Wall::ScheduleDecide() {
+  const int64_t next = master_.next_deadline_ns();
+  if (next == INT64_MAX || next >= decide_at_) return;
+  decide_at_ = next;
+  q_.At(next, [this, next] {
+    if (decide_at_ != next) return;
+    decide_at_ = INT64_MAX;
+    Decide();
+  });
+}
+
+// The decisions due, to every node over its sync connection.
+void Wall::Decide() {
+  events_.clear();
+  master_.Decide(q_.now(), &events_);
+  for (const SyncEvent& e : events_) {
+    if (e.decision != SyncDecision::kSkip) {  // who must show it: took part at open and now
+      std::vector<bool>& takers = takers_[e.timestamp];
+      for (uint32_t t = 0; t < tiles_.size(); ++t)
+        takers[t] = takers[t] && master_.member(t) && !master_.left_out(t);
+    }
+    const std::string line = FormatSyncEvent(e);
+    for (Node& node : nodes_) node.to_node->Send(line);
+  }
+  ScheduleDecide();
+}
+
+void Wall::AtServer(uint32_t node, const std::string& line) {
+  if (auto pong = ParseStamp("pong", line)) {
+    nodes_[node].rtt.Sample(q_.now() - *pong);
+    return;
+  }
+  const std::optional<SyncReport> r = ParseSyncReport(line);
+  if (!r || r->tile >= tiles_.size()) return;
+  if (r->kind == SyncReport::Kind::kComplete) {
+    master_.Complete(r->tile, r->timestamp);
+    Decide();
+  } else if (r->kind == SyncReport::Kind::kShown) {
+    master_.Shown(r->tile, r->timestamp, r->shown_ns);
+  }
+}
+
+// Once a second, as the coordinator's PrintSecond: the nodes pinged, the
+// latency updated from the round trips, the shedder shown the senders'
+// counts and the NICs' ceiling.
+void Wall::Second() {
+  if (q_.now() + kSecond < play_end_ns_) q_.At(q_.now() + kSecond, [this] { Second(); });
+  int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
+  for (Node& n : nodes_) {
+    n.to_node->Send(FormatStamp("ping", q_.now()));
+    sync = std::max(sync, n.rtt.rtt_ns);
+    sync_var = std::max(sync_var, n.rtt.rttvar_ns);
+  }
+  uint64_t sent = 0, skipped = 0;
+  std::vector<uint32_t> nic_of_tile;
+  for (Tile& t : tiles_) {
+    if (const LossTracker* loss = t.assembler->loss()) {
+      repair = std::max(repair, loss->stats().rtt.rtt_ns);
+      repair_var = std::max(repair_var, loss->stats().rtt.rttvar_ns);
+    }
+    sent += t.sent_ticks;
+    skipped += t.skipped_ticks;
+    t.sent_ticks = t.skipped_ticks = 0;
+    nic_of_tile.push_back(t.nic);
+  }
+  if (latency_.timed() && sync > 0) {
+    const int64_t before = latency_.latency_ns();
+    latency_.Update(sync, sync_var, repair, repair_var);
+    if (latency_.latency_ns() != before)  // each tile's repair window follows it
+      for (Tile& t : tiles_)
+        if (LossTracker* loss = t.assembler->loss())
+          loss->SetWindow(interval_ns_ + latency_.latency_ns());
+  }
+  shedder_.SetCeiling(FailoverCeiling(c_, nic_of_tile, capacity_));
+  shedder_.Look(sent, skipped, static_cast<uint32_t>(tiles_.size()));
+}
+
+// streamer/nic_failover.cpp: a look every kLookNs, the tiles of a NIC
+// that is down moved to the others (common/wall/nic_failover.h).
+void Wall::LookAtNics() {
+  if (q_.now() + kNicLookNs < play_end_ns_) q_.At(q_.now() + kNicLookNs, [this] { LookAtNics(); });
+  const std::vector<uint32_t> plan = FailoverNics(c_, nic_up_);
+  for (Tile& t : tiles_) t.nic = plan[t.index];
+}
+
+}  // namespace tilestream::sim
