@@ -121,6 +121,7 @@ void DelayLine::Take(uint32_t id, uint16_t queue, const uint8_t* ip, size_t leng
   if (v.drop) return Verdict(id, queue, NF_DROP);
   Way& w = way_[static_cast<int>(p.direction)];
   const Held h{id, queue, now_ns_, v.release_ns};
+  w.drawn.Add(v.release_ns - now_ns_);
   if (v.reordered)
     w.reordered.push(h);
   else
@@ -218,10 +219,14 @@ std::string DelayLine::Report() const {
   for (Direction d : {Direction::kOut, Direction::kIn}) {
     const Way& w = way_[static_cast<int>(d)];
     const PathCounts& c = model_.counts(d);
-    j[d == Direction::kOut ? "out" : "in"] = {
-        {"packets", c.packets},       {"bytes", c.bytes},         {"lost", c.lost},
-        {"burst_lost", c.burst_lost}, {"reordered", c.reordered}, {"held", Percentiles(w.held)},
-        {"late", Percentiles(w.late)}};
+    j[d == Direction::kOut ? "out" : "in"] = {{"packets", c.packets},
+                                              {"bytes", c.bytes},
+                                              {"lost", c.lost},
+                                              {"burst_lost", c.burst_lost},
+                                              {"reordered", c.reordered},
+                                              {"drawn", Percentiles(w.drawn)},
+                                              {"held", Percentiles(w.held)},
+                                              {"late", Percentiles(w.late)}};
   }
   j["overruns"] = overruns_;
   j["unparsed"] = unparsed_;

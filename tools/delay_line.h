@@ -8,8 +8,9 @@
 // packet is two netlink messages, and the verdicts of one wake-up go down
 // in one system call. One thread; sleeps until the next release is due or
 // a packet comes (ppoll, to the nanosecond). What it measures of itself
-// (the time each packet was held, how late a release was against its
-// schedule) is in Report().
+// is in Report(): the hold each packet was given (`drawn`, the model's
+// schedule), the time it was held (`held`) and how late its release was
+// against the schedule (`late`, the host's scheduling).
 //
 // Not thread-safe: Run on one thread; RequestStop from a signal handler.
 #pragma once
@@ -77,7 +78,7 @@ class DelayLine {
   struct Way {
     std::deque<Held> in_order;
     std::priority_queue<Held, std::vector<Held>, std::greater<>> reordered;
-    HoldHistogram held, late;
+    HoldHistogram drawn, held, late;
   };
 
   explicit DelayLine(const Options& options, mnl_socket* nl);
