@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "built_paths.h"
 #include "common/store/tile_store.h"
 #include "common/wall/wall_config.h"
 #include "tests/support/shell.h"

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "built_paths.h"
 #include "common/image/thumbnail.h"
 #include "common/net/line_channel.h"
 #include "tests/receiver/live_wall.h"

@@ -18,6 +18,7 @@
 #include <random>
 #include <thread>
 
+#include "built_paths.h"
 #include "tests/receiver/hostile_clients.h"
 
 namespace tilestream {

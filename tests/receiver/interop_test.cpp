@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "built_paths.h"
 #include "common/net/udp_socket.h"
 #include "common/store/tile_store.h"
 #include "receiver/tile_receiver.h"

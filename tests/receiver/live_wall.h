@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "built_paths.h"
 #include "common/net/udp_socket.h"
 #include "common/store/tile_store.h"
 #include "tests/support/frame_log.h"

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "built_paths.h"
 #include "common/image/png.h"
 #include "common/image/slate.h"
 #include "common/wall/wall_config.h"

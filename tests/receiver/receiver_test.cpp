@@ -22,6 +22,7 @@
 #include <thread>
 #include <tuple>
 
+#include "built_paths.h"
 #include "common/image/ppm.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"

@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "built_paths.h"
 #include "receiver/node_metrics.h"
 #include "streamer/wall_metrics.h"
 #include "tests/streamer/wall_state.h"

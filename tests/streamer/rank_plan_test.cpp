@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "built_paths.h"
+
 namespace tilestream {
 namespace {
 

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "built_paths.h"
 #include "common/store/tile_store.h"
 #include "common/wire/sdp.h"
 #include "tests/support/shell.h"

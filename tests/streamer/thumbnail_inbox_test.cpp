@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "built_paths.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 

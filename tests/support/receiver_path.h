@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "built_paths.h"
+
 namespace tilestream::testing {
 
 inline std::string ReceiverPath() {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "built_paths.h"
 #include "tests/testbed/testbed_fixture.h"
 
 namespace tilestream {

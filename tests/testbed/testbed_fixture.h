@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "built_paths.h"
 #include "common/store/tile_store.h"
 #include "common/wall/wall_config.h"
 #include "tests/support/frame_log.h"

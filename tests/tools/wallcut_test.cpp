@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "built_paths.h"
 #include "common/base/aligned_buffer.h"
 #include "common/image/ppm.h"
 #include "common/store/tile_store.h"

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "built_paths.h"
 #include "common/control/http_listener.h"
 
 namespace tilestream {
