@@ -425,7 +425,29 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
       break;
   }
   CommitSequence(order);
-  return Write(v, placed_in);
+  const AddResult result = Write(v, placed_in);
+  AdmitHeldFollowers();
+  return result;
+}
+
+// A new frame's packets that passed the one before them (a path that
+// reorders) wait as a new timestamp after a gap; once the gap is filled
+// (the frame's first packet came), they follow in sequence, and are
+// written rather than counted lost when the next one comes.
+void FrameAssembler::AdmitHeldFollowers() {
+  for (bool admitted = true; admitted && have_frame_;) {
+    admitted = false;
+    for (Held& h : held_) {
+      if (!h.valid || h.as != HeldAs::kNewFrame || h.view.rtp.timestamp != timestamp_ ||
+          h.view.rtp.sequence != static_cast<uint16_t>(max_sequence_ + 1))
+        continue;
+      h.valid = false;  // its bytes stay until another is held
+      --HeldCount(h.as);
+      Admit(h.view, nullptr);
+      admitted = true;
+      break;
+    }
+  }
 }
 
 // Writes an admitted packet into its frame: the frame before it ends first

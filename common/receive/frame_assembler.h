@@ -260,6 +260,7 @@ class FrameAssembler {
   int FollowsHeld(HeldAs as, uint16_t sequence, uint32_t timestamp) const;
   uint64_t& HeldCount(HeldAs as);
   AddResult Hold(const Rfc4175View& v, HeldAs as);
+  void AdmitHeldFollowers();
   AddResult AdmitNewStream(int held, const Rfc4175View& v, const std::byte* placed_in);
   AddResult AdmitNewFrame(const Rfc4175View& v, const SequenceVerdict& order,
                           const std::byte* placed_in);

@@ -596,6 +596,28 @@ TEST(FrameAssemblerRetransmission, PacketsPassedByTheNextFramesCompleteTheFrameT
   EXPECT_EQ(a.loss()->missing(), 0u);
 }
 
+// Found by the wall's simulation (swarm seed 61): a frame's second packet
+// passes its first. The second waits, a new timestamp after a gap; the
+// first comes and opens the frame; the second follows it then, and is
+// neither lost nor asked for (it was dropped, counted lost and asked for
+// four times).
+TEST(FrameAssemblerRetransmission, AFramesSecondPacketBeforeItsFirstIsNeitherLostNorAskedFor) {
+  FrameAssembler a = MakeRepairing();
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  const Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  AddAll(a, p1);
+  EXPECT_EQ(a.Add(p2[1]), AddResult::kTimestampOutOfSequence);  // held
+  EXPECT_EQ(a.Add(p2[0]), AddResult::kOk);
+  AddAll(a, {p2.begin() + 2, p2.end()});
+  auto r2 = a.TakeFrame(4600, false);
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_TRUE(r2->complete && Shows(*r2, f2));
+  EXPECT_EQ(a.stats().lost, 0u);
+  EXPECT_EQ(a.stats().timestamp_out_of_sequence, 0u);
+  EXPECT_EQ(a.loss()->missing(), 0u);
+  EXPECT_EQ(a.stats().frames_complete, 2u);
+}
+
 TEST(FrameAssemblerRetransmission, ALostPacketOfTheFrameBeingAssembledGoesToItsPlace) {
   FrameAssembler a = MakeRepairing();
   const auto f = PatternFrame(kTile, 3);
