@@ -13,7 +13,9 @@ namespace {
 
 bool NodeFaults(const Scenario& s) {
   for (const Fault& f : s.faults)
-    if (f.kind == Fault::Kind::kNodeLinkDown || f.kind == Fault::Kind::kNodeStopped) return true;
+    if (f.kind == Fault::Kind::kNodeLinkDown || f.kind == Fault::Kind::kNodeStopped ||
+        f.kind == Fault::Kind::kNodeDies)
+      return true;
   return false;
 }
 
@@ -30,12 +32,20 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
   if (r.ticks_torn)
     fail("torn",
          fmt::format("{} tile frames missing from ticks their tiles took part in", r.ticks_torn));
-  uint64_t lost = 0, requested = 0, unrecoverable = 0;
+  uint64_t lost = 0, requested = 0, unrecoverable = 0, refused = 0;
   for (const TileCounters& t : r.tiles) {
     lost += t.lost;
+    refused += t.refused_sends;
     requested += t.nack_requested;
     unrecoverable += t.unrecoverable;
   }
+  // What the receivers count lost was lost: refused by the sender's
+  // kernel, on a path, or in a socket that filled while its node was
+  // stopped; not late, not reordered, not duplicated.
+  if (lost > refused + r.lost_on_paths + r.dropped_at_nodes)
+    fail("phantom",
+         fmt::format("{} counted lost; {} refused, {} lost on the paths, {} in full sockets", lost,
+                     refused, r.lost_on_paths, r.dropped_at_nodes));
   if (unrecoverable && !NodeFaults(s))
     fail("recovered", fmt::format("{} packets unrecoverable of {} lost", unrecoverable, lost));
   // A path down loses the requests too: asked again and again, rightly.
@@ -108,6 +118,9 @@ std::string ReportJson(const Scenario& s, const WallReport& r,
                  {"ticks_torn", r.ticks_torn},
                  {"ticks_torn_excused", r.ticks_torn_excused},
                  {"shows_excused", r.shows_excused},
+                 {"lost_on_paths", r.lost_on_paths},
+                 {"dropped_at_nodes", r.dropped_at_nodes},
+                 {"duplicates", r.duplicates},
                  {"tcp_probes", r.tcp_probes},
                  {"tcp_timeouts", r.tcp_timeouts},
                  {"failed", failures},

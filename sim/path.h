@@ -1,6 +1,7 @@
 // The network of the simulated wall: per display node a path from the
 // server and one back, each with delay, jitter, random and burst loss of
-// datagrams, loss of TCP segments, and times it is down; and the sync
+// datagrams, reordering and duplicates, loss of TCP segments, and times it
+// is down; and the sync
 // connection over it as TCP delivers it: in order, a lost segment holding
 // back every later one until a tail-loss probe or a retransmission timeout
 // repairs it, as Linux does (RFC 8985's probe after two smoothed round
@@ -23,6 +24,9 @@ struct PathSettings {
   int64_t jitter_ns = 0;        // the deviation of a normal, smooth in time, cut at 3
   double loss = 0;              // of UDP datagrams, at random
   double tcp_loss = 0;          // of TCP segments, at random
+  double reorder = 0;           // of datagrams: held back by up to reorder_by_ns more
+  int64_t reorder_by_ns = 0;
+  double duplicate = 0;  // of datagrams: arrive twice
   // Down over [first, second): every datagram and segment lost.
   std::vector<std::pair<int64_t, int64_t>> down;
   // At `first`, the next `second` datagrams lost.
@@ -40,6 +44,14 @@ class Path {
   // Whether one datagram sent now is lost on the way.
   bool LoseDatagram(int64_t now);
   bool LoseSegment(int64_t now) { return down(now) || rng_.Chance(s_.tcp_loss); }
+  // How much later than the rest of its batch one datagram arrives (0: in
+  // order), and whether it arrives twice.
+  int64_t ReorderNs() {
+    return s_.reorder > 0 && rng_.Chance(s_.reorder)
+               ? 1 + static_cast<int64_t>(rng_.Uniform() * static_cast<double>(s_.reorder_by_ns))
+               : 0;
+  }
+  bool Duplicate() { return s_.duplicate > 0 && rng_.Chance(s_.duplicate); }
   // When something sent now arrives, in order with what went before.
   int64_t ArrivalNs(int64_t now);
   int64_t one_way_ns() const { return s_.one_way_ns; }

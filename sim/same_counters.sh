@@ -13,6 +13,8 @@ runs=("--scenario pixels-lost-1pct --seconds 4"
       "--scenario reference-22fps-lost-1pct --seconds 2"
       "--scenario tcp-loss-2pct-40ms --seconds 5"
       "--scenario node-stopped-10s --seconds 15"
+      "--scenario reorder-dup --seconds 5"
+      "--scenario clock-drift --seconds 5"
       "--scenario swarm --seed 74"
       "--scenario swarm --seed 316")
 i=0

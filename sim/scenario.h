@@ -14,7 +14,17 @@
 namespace tilestream::sim {
 
 struct Fault {
-  enum class Kind : uint8_t { kNicDown, kNodeLinkDown, kNodeStopped, kRankLate };
+  // kNodeDies: its receiver is killed (for_s unused): its sync connection
+  // closes, what is sent to it goes nowhere. kSendsFail: the tile's socket
+  // can never send again (EBADF, a hard error).
+  enum class Kind : uint8_t {
+    kNicDown,
+    kNodeLinkDown,
+    kNodeStopped,
+    kRankLate,
+    kNodeDies,
+    kSendsFail
+  };
   Kind kind = Kind::kNicDown;
   uint32_t which = 0;  // the NIC, the node or the tile
   double at_s = 0, for_s = 0;
@@ -35,9 +45,11 @@ struct Scenario {
   double reorder_ms = 0;
   // The paths to every node (and back), and the faults.
   PathSettings path;
-  int burst_node = -1;         // path.bursts go to this node alone; -1: every node
-  double clock_offset_us = 0;  // the nodes' clocks, at most this far apart (synced by PTP)
-  double refused = 0;          // share of the senders' messages refused (EPERM)
+  int burst_node = -1;              // path.bursts go to this node alone; -1: every node
+  double clock_offset_us = 0;       // the nodes' clocks, at most this far apart (synced by PTP)
+  double clock_drift_ppm = 0;       // and run up to this much fast or slow, uncorrected
+  double refused = 0;               // share of the senders' messages refused,
+  std::vector<int> refused_errnos;  // with an errno drawn from these (none: EPERM)
   std::vector<Fault> faults;
   bool pixels = false;  // real pixels, every frame shown checked against its checksum
   // What the run must show: ticks shown of those played, at least, less

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 
 #include "sim/scenario.h"
@@ -142,6 +143,24 @@ void PathScenarios(std::vector<Scenario>& all) {
     s.about += ", a burst of 50 datagrams to one node mid-frame";
     all.push_back(s);
   }
+  {
+    Scenario s = Testbed("reorder-dup", 20, 2, 0.005);
+    s.path.reorder = 0.005;
+    s.path.reorder_by_ns = 2'000'000;
+    s.path.duplicate = 0.005;
+    s.reorder_ms = 3;
+    s.about += ", 0.5% reordered by up to 2 ms, 0.5% duplicated";
+    all.push_back(s);
+  }
+}
+
+// The refusals a sender meets, one of each class (common/net/send_errors.h):
+// retried (a full buffer, a signal) and refused (a firewall, ICMP, a route).
+const std::vector<int>& EveryRefusal() {
+  static const std::vector<int> all = {EAGAIN,        ENOBUFS,      EINTR,        EPERM,
+                                       EACCES,        ECONNREFUSED, EHOSTUNREACH, ENETUNREACH,
+                                       EADDRNOTAVAIL, EHOSTDOWN};
+  return all;
 }
 
 // A NIC, a link, a node or a rank failing; refusals; two servers; pixels.
@@ -178,6 +197,36 @@ void FaultScenarios(std::vector<Scenario>& all) {
     s.seconds = 20;
     s.refused = 0.01;
     s.about += ", 1% of sends refused (EPERM)";
+    all.push_back(s);
+  }
+  {
+    Scenario s = Reference(22, "none");
+    s.name = "refused-every-errno";
+    s.seconds = 20;
+    s.refused = 0.01;
+    s.refused_errnos = EveryRefusal();
+    s.about += ", 1% of sends refused, each errno a sender meets alike";
+    all.push_back(s);
+  }
+  {
+    Scenario s = Testbed("node-dies", 0.1, 0, 0.005);
+    s.faults.push_back({Fault::Kind::kNodeDies, 2, 3, 0, 0});
+    s.about += ", node 2's receiver killed 3 s in";
+    s.may_miss = 1;  // the tick under way as its connection closes
+    all.push_back(s);
+  }
+  {
+    Scenario s = Testbed("sends-fail", 0.1, 0, 0);
+    s.faults.push_back({Fault::Kind::kSendsFail, 1, 3, 0, 0});
+    s.about += ", tile r0c1's socket broken 3 s in (EBADF)";
+    s.may_miss = 4;  // three missed leave it out, one more under way
+    all.push_back(s);
+  }
+  {
+    Scenario s = Testbed("clock-drift", 10, 1, 0.005);
+    s.clock_offset_us = 100;
+    s.clock_drift_ppm = 20;
+    s.about += ", the nodes' clocks 100 us apart and drifting 20 ppm (0.4 ms in 20 s)";
     all.push_back(s);
   }
   {
@@ -252,11 +301,20 @@ std::string Scenario::ConfigToml() const {
 std::string Scenario::Describe() const {
   std::string said;
   for (const Fault& f : faults) {
-    static const char* kNames[] = {"nic-down", "node-link-down", "node-stopped", "rank-late"};
+    static const char* kNames[] = {"nic-down",  "node-link-down", "node-stopped",
+                                   "rank-late", "node-dies",      "sends-fail"};
     said += fmt::format(" {}({} at {:.1f}s for {:.1f}s{})", kNames[static_cast<int>(f.kind)],
                         f.which, f.at_s, f.for_s,
                         f.kind == Fault::Kind::kRankLate ? fmt::format(" by {}ms", f.late_ms) : "");
   }
+  if (path.reorder > 0)
+    said += fmt::format(" reordered {:.2f}% by up to {:.1f} ms (reorder_ms {})", path.reorder * 100,
+                        path.reorder_by_ns / 1e6, reorder_ms);
+  if (path.duplicate > 0) said += fmt::format(" duplicated {:.2f}%", path.duplicate * 100);
+  if (clock_offset_us > 0 || clock_drift_ppm > 0)
+    said += fmt::format(" clocks {:.0f} us apart, drifting {:.1f} ppm", clock_offset_us,
+                        clock_drift_ppm);
+  if (!refused_errnos.empty()) said += fmt::format(" ({} errnos)", refused_errnos.size());
   return fmt::format(
       "{}x{} of {}x{} on {} nodes at {} fps for {} s; rtt {:.1f} ms jitter {:.1f} ms, lost {:.2f}% "
       "(tcp {:.2f}%), {} bursts, refused {:.2f}%, latency {}, nics: {}{}",
@@ -268,6 +326,35 @@ std::string Scenario::Describe() const {
                             : "speed_gbps",
       said);
 }
+
+namespace {
+
+// The swarm's later draws (after those of the first swarm, which they
+// leave as they were): reordering within the receivers' window and
+// duplicates, refusals of every class, clocks that drift, a receiver
+// killed, a socket broken.
+void DrawMore(Rng& r, Scenario& s) {
+  if (r.Chance(0.15)) {
+    s.path.reorder = r.Uniform() * 0.02;
+    s.path.reorder_by_ns = static_cast<int64_t>(r.Uniform() * 2e6);
+    s.reorder_ms = std::ceil(s.path.reorder_by_ns / 1e6) + 1;
+  }
+  if (r.Chance(0.15)) s.path.duplicate = r.Uniform() * 0.02;
+  if (s.refused > 0 && r.Chance(0.5)) s.refused_errnos = EveryRefusal();
+  if (r.Chance(0.2)) s.clock_drift_ppm = r.Uniform() * 50;  // 0.15 ms in 3 s at most
+  const uint32_t tiles = s.columns * s.rows;
+  if (s.nodes >= 2 && r.Chance(0.05)) {
+    s.faults.push_back(
+        {Fault::Kind::kNodeDies, static_cast<uint32_t>(r.Next() % s.nodes), 1, 0, 0});
+    s.may_miss += 1;
+  }
+  if (tiles >= 2 && r.Chance(0.05)) {
+    s.faults.push_back({Fault::Kind::kSendsFail, static_cast<uint32_t>(r.Next() % tiles), 1, 0, 0});
+    s.may_miss += 4;
+  }
+}
+
+}  // namespace
 
 // A random wall within bounds: small tiles, so that 500 run in minutes.
 Scenario SwarmScenario(uint64_t seed) {
@@ -336,6 +423,7 @@ Scenario SwarmScenario(uint64_t seed) {
     s.may_fail_why += s.may_fail_why.empty() ? "" : ", ";
     s.may_fail_why += "the sync over TCP loss (issue 43)";
   }
+  DrawMore(r, s);
   return s;
 }
 

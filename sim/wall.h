@@ -60,11 +60,13 @@ class Wall {
     uint64_t skipped_ticks = 0, sent_ticks = 0;  // since the shedder last looked
     TileCounters counters;
     size_t stalled_bytes = 0;  // waiting in its socket while its node is stopped
+    bool sends_fail = false;   // kSendsFail: its socket broken
   };
   struct Node {
     std::unique_ptr<Path> media, feedback, sync_out, sync_back;
     std::unique_ptr<TcpStream> to_node, to_server;
     int64_t clock_offset_ns = 0;
+    double clock_drift = 0;  // its clock's rate less one
     int64_t stopped_until_ns = 0;
     std::vector<std::function<void()>> while_stopped;
     std::vector<std::pair<int64_t, int64_t>> stops;  // when it is stopped
@@ -92,6 +94,12 @@ class Wall {
   void LookAtNics();
   void ApplyFaults();
   bool Stopped(uint32_t node) const { return q_.now() < nodes_[node].stopped_until_ns; }
+  // What the node's clock is ahead of the virtual one now.
+  int64_t ClockOffsetNs(const Node& n) const {
+    return n.clock_offset_ns + static_cast<int64_t>(n.clock_drift * static_cast<double>(q_.now()));
+  }
+  int Refusal(uint32_t tile);
+  void NodeDies(uint32_t node);
   // Runs `what` at the node now, or when it runs again.
   void OnNode(uint32_t node, std::function<void()> what);
   const std::byte* FrameOf(uint32_t tile, uint32_t timestamp);

@@ -58,7 +58,8 @@ void Wall::SetUpNodes() {
   nodes_.resize(c_.nodes.size());
   faulted_.assign(nodes_.size(), false);
   for (const Fault& f : s_.faults)
-    if ((f.kind == Fault::Kind::kNodeLinkDown || f.kind == Fault::Kind::kNodeStopped) &&
+    if ((f.kind == Fault::Kind::kNodeLinkDown || f.kind == Fault::Kind::kNodeStopped ||
+         f.kind == Fault::Kind::kNodeDies) &&
         f.which < nodes_.size())
       faulted_[f.which] = true;
   for (uint32_t n = 0; n < nodes_.size(); ++n) {
@@ -84,6 +85,8 @@ void Wall::SetUpNodes() {
         &q_, node.sync_back.get(), [this, n](const std::string& l) { AtServer(n, l); });
     node.clock_offset_ns =
         static_cast<int64_t>((rng_.Uniform() - 0.5) * s_.clock_offset_us * 1000.0);
+    if (s_.clock_drift_ppm > 0)
+      node.clock_drift = (2 * rng_.Uniform() - 1) * s_.clock_drift_ppm / 1e6;
   }
 }
 
@@ -145,10 +148,7 @@ void Wall::SetUpTiles() {
     SimSockets::Endpoint e;
     e.whole = s_.pixels;
     e.rtx_payload_type = c_.stream.rtx_payload_type;
-    e.refuse = [this, i]() -> int {
-      if (!nic_up_[tiles_[i].nic]) return ENETDOWN;
-      return rng_.Chance(s_.refused) ? EPERM : 0;
-    };
+    e.refuse = [this, i] { return Refusal(i); };
     e.sent = [this, i](std::vector<Datagram>&& d) { Sent(i, std::move(d)); };
     sockets_.Attach(t.sender->socket().fd(), std::move(e));
     // As receiver/node_setup.cpp's TileOptions.
@@ -166,6 +166,26 @@ void Wall::SetUpTiles() {
     t.assembler = std::make_unique<FrameAssembler>(ao);
     if (ao.rtx_payload_type) t.assembler->ExpectPlan(t.plan.get());
   }
+}
+
+// What the kernel says to one of tile's messages: 0, it goes.
+int Wall::Refusal(uint32_t tile) {
+  if (tiles_[tile].sends_fail) return EBADF;
+  if (!nic_up_[tiles_[tile].nic]) return ENETDOWN;
+  if (!rng_.Chance(s_.refused)) return 0;
+  if (s_.refused_errnos.empty()) return EPERM;
+  return s_.refused_errnos[rng_.Next() % s_.refused_errnos.size()];
+}
+
+// Its receiver killed: the node shows and reads nothing more; the kernel
+// closes its sync connection, and the coordinator sees it one way later.
+void Wall::NodeDies(uint32_t node) {
+  Node& n = nodes_[node];
+  n.stopped_until_ns = INT64_MAX;
+  n.stops.emplace_back(q_.now(), INT64_MAX);
+  q_.At(q_.now() + n.sync_back->one_way_ns(), [this, node] {
+    for (uint32_t t : nodes_[node].tiles) master_.SetMember(t, false);
+  });
 }
 
 const std::byte* Wall::FrameOf(uint32_t tile, uint32_t timestamp) {
@@ -197,6 +217,12 @@ void Wall::ApplyFaults() {
         late_by_[f.which] = static_cast<int64_t>(f.late_ms * 1e6);
         break;
       case Fault::Kind::kNodeLinkDown:  // in its paths (SetUpNodes)
+        break;
+      case Fault::Kind::kNodeDies:
+        q_.At(from, [this, f] { NodeDies(f.which); });
+        break;
+      case Fault::Kind::kSendsFail:
+        q_.At(from, [this, f] { tiles_[f.which].sends_fail = true; });
         break;
     }
   }
@@ -237,6 +263,7 @@ WallReport Wall::Run() {
   for (Node& n : nodes_) {
     r_.tcp_probes += n.to_node->probes() + n.to_server->probes();
     r_.tcp_timeouts += n.to_node->timeouts() + n.to_server->timeouts();
+    r_.lost_on_paths += n.media->lost();
   }
   for (Tile& t : tiles_) {
     TileCounters& k = t.counters;
@@ -245,6 +272,7 @@ WallReport Wall::Run() {
     k.incomplete = a.frames_incomplete;
     k.lost = a.lost;
     k.recovered = a.recovered;
+    r_.duplicates += a.duplicate;
     if (const LossTracker* loss = t.assembler->loss()) {
       k.unrecoverable = loss->stats().unrecoverable;
       k.nack_requested = loss->stats().requested;

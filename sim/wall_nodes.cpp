@@ -28,7 +28,10 @@ void Wall::Receive(uint32_t tile, const std::shared_ptr<std::vector<Datagram>>& 
   if (Stopped(t.node)) {  // waits in the socket, as far as its buffer holds
     size_t bytes = 0;
     for (const Datagram& d : *batch) bytes += d.size;
-    if (t.stalled_bytes + bytes > c_.stream.receive_buffer) return;
+    if (t.stalled_bytes + bytes > c_.stream.receive_buffer) {
+      r_.dropped_at_nodes += batch->size();
+      return;
+    }
     t.stalled_bytes += bytes;
     nodes_[t.node].while_stopped.push_back([this, tile, batch] {
       tiles_[tile].stalled_bytes = 0;
@@ -113,7 +116,7 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
   const std::optional<SyncEvent> e = ParseSyncEvent(line);
   if (!e) return;
   if (e->decision == SyncDecision::kSkip) return;  // the presenter counts it, takes nothing
-  const int64_t at = e->at_ns ? e->at_ns - n.clock_offset_ns : q_.now();
+  const int64_t at = e->at_ns ? e->at_ns - ClockOffsetNs(n) : q_.now();
   // A path down in the last seconds excuses a late show: what it held
   // back arrives in a rush when it comes back.
   bool excused = n.sync_out->DownBetween(q_.now() - 3 * kSecond, q_.now());
@@ -131,7 +134,7 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
 // late: its path down, or the node stopped at its moment.
 void Wall::Show(uint32_t node, const SyncEvent& e, bool excused) {
   Node& n = nodes_[node];
-  const int64_t shown = q_.now() + n.clock_offset_ns;
+  const int64_t shown = q_.now() + ClockOffsetNs(n);
   for (const auto& [from, to] : n.stops)  // the node stopped lately: its shows wait
     excused = excused || (from < q_.now() && to > q_.now() - 3 * kSecond);
   for (uint32_t t : n.tiles) {

@@ -97,7 +97,8 @@ void Wall::Burst(uint32_t tile) {
 
 // A call's datagrams: through the tile's NIC at its speed (unknown: at
 // once), then its node's path, each lost or not, all arriving with the
-// last of them.
+// last of them but those the path holds back (each alone, later) and
+// with the copies it makes.
 void Wall::Sent(uint32_t tile, std::vector<Datagram>&& datagrams) {
   r_.datagrams += datagrams.size();
   const uint32_t nic = tiles_[tile].nic;
@@ -112,11 +113,23 @@ void Wall::Sent(uint32_t tile, std::vector<Datagram>&& datagrams) {
   Path& path = *nodes_[tiles_[tile].node].media;
   auto batch = std::make_shared<std::vector<Datagram>>();
   batch->reserve(datagrams.size());
-  for (Datagram& d : datagrams)
-    if (!path.LoseDatagram(departs)) batch->push_back(std::move(d));
+  std::vector<std::pair<int64_t, size_t>> held;  // how much later, which of batch
+  for (Datagram& d : datagrams) {
+    if (path.LoseDatagram(departs)) continue;
+    const bool twice = path.Duplicate();
+    if (const int64_t later = path.ReorderNs(); later > 0) held.emplace_back(later, batch->size());
+    batch->push_back(std::move(d));
+    if (twice) batch->push_back(batch->back());
+  }
   if (batch->empty()) return;
   const int64_t at = path.ArrivalNs(departs);
-  q_.At(at, [this, tile, batch] { Receive(tile, batch); });
+  for (auto it = held.rbegin(); it != held.rend(); ++it) {
+    auto alone = std::make_shared<std::vector<Datagram>>();
+    alone->push_back(std::move((*batch)[it->second]));
+    batch->erase(batch->begin() + static_cast<ptrdiff_t>(it->second));
+    q_.At(at + it->first, [this, tile, alone] { Receive(tile, alone); });
+  }
+  if (!batch->empty()) q_.At(at, [this, tile, batch] { Receive(tile, batch); });
 }
 
 // The show's end: each sender's BYE once its last frame is out, so that a
