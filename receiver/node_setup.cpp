@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/receive/wall_assembler_options.h"
 #include "common/wall/token_file.h"
 #include "receiver/tile_source.h"
 
@@ -53,12 +54,12 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
                                 const TileSource& source, NodeParts* p) {
   TileReceiverOptions to;
   to.tile_index = t;
-  to.assembler.tile = c.wall.tile;
-  to.assembler.ssrc = source.ssrc;
+  to.assembler = WallAssemblerOptions(
+      c, t, p->sync != nullptr, o.retransmission && source.ours && c.routes[t].retransmission);
+  to.assembler.ssrc = source.ssrc;  // ours, or a third party's
   to.assembler.payload_type = source.payload_type;
-  to.assembler.show_partial = o.show_partial || (p->sync && c.sync.partial);
+  to.assembler.show_partial = to.assembler.show_partial || o.show_partial;
   if (p->sync) {
-    to.assembler.queue_depth = c.sync.queue_frames(c.wall.fps);
     to.on_complete = [s = p->sync.get()](uint32_t tile, uint32_t ts) {
       s->ReportComplete(tile, ts);
     };
@@ -68,14 +69,6 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
   plan.max_payload = c.max_udp_payload();
   plan.packing = c.stream.packing;
   if (o.placement && source.ours) to.plan = plan;
-  if (o.retransmission && source.ours && c.routes[t].retransmission) {
-    to.assembler.rtx_payload_type = c.stream.rtx_payload_type;
-    // A frame can be shown until its tick's latency has passed (the
-    // assembler gives it up sooner when the next frame ends).
-    to.assembler.loss.window_ns =
-        static_cast<int64_t>(1e9 / c.wall.fps) + (p->sync ? c.sync.latency_bound_ns() : 0);
-    to.assembler.loss.reorder_ns = static_cast<int64_t>(c.stream.reorder_ms * 1e6);
-  }
   to.socket.bind_address = p->node->address;
   to.socket.port = c.routes[t].port;
   to.socket.receive_buffer = c.stream.receive_buffer;

@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "common/control/skew_histogram.h"
+#include "common/receive/wall_assembler_options.h"
+#include "common/send/wall_sender_options.h"
 #include "common/wall/nic_failover.h"
 #include "sim/wall.h"
 
@@ -117,31 +119,14 @@ void Wall::SetUpTiles() {
     t.nic = c_.routes[i].nic;
     nodes_[t.node].tiles.push_back(i);
     master_.SetMember(i, true);
-    // As streamer/tile_stream.cpp's SenderOptions.
-    TileSenderOptions so;
-    so.packetizer.tile = c_.wall.tile;
-    so.packetizer.max_payload = c_.max_udp_payload();
-    so.packetizer.packing = c_.stream.packing;
-    so.packetizer.payload_type = c_.stream.payload_type;
-    so.packetizer.ssrc = TileSsrc(i);
+    // As the streamer's tile streams set it up, its socket the simulation's.
+    TileSenderOptions so = WallSenderOptions(c_, i, static_cast<double>(i) / count);
     so.socket.destination = "127.0.0.1";
     so.socket.port = 9;  // connected, never sent to: the calls are the simulation's
+    so.socket.source_address.clear();
+    so.socket.device.clear();
     so.socket.send_buffer = 65536;
     so.socket.calls = SimSockets::Calls();
-    so.pacing = c_.stream.pacing;
-    so.pacing_quantum_ns = int64_t{c_.stream.pacing_quantum_us} * 1000;
-    so.max_burst_bytes = c_.stream.max_burst_bytes;
-    so.pacing_phase = static_cast<double>(i) / count;
-    so.retransmission = c_.routes[i].retransmission;
-    so.retransmission_share = c_.stream.retransmission_share;
-    so.rtx_payload_type = c_.stream.rtx_payload_type;
-    so.rtx_ssrc = TileRtxSsrc(i);
-    const double intervals =
-        1 + static_cast<double>(c_.sync.latency_bound_ns()) * c_.wall.fps / 1e9;
-    so.history_frames =
-        c_.sync.timed()
-            ? std::clamp<uint32_t>(static_cast<uint32_t>(std::ceil(intervals)) + 1, 3, 32)
-            : 3;
     auto sender = TileSender::Create(so, q_.clock());
     if (!sender.ok()) throw std::runtime_error(sender.status().message());
     t.sender = std::move(sender).value();
@@ -151,18 +136,9 @@ void Wall::SetUpTiles() {
     e.refuse = [this, i] { return Refusal(i); };
     e.sent = [this, i](std::vector<Datagram>&& d) { Sent(i, std::move(d)); };
     sockets_.Attach(t.sender->socket().fd(), std::move(e));
-    // As receiver/node_setup.cpp's TileOptions.
+    // As a display node sets it up.
     t.plan = std::make_unique<Packetizer>(t.sender->packetizer());
-    AssemblerOptions ao;
-    ao.tile = c_.wall.tile;
-    ao.ssrc = TileSsrc(i);
-    ao.payload_type = c_.stream.payload_type;
-    ao.queue_depth = c_.sync.queue_frames(c_.wall.fps);
-    if (c_.routes[i].retransmission) {
-      ao.rtx_payload_type = c_.stream.rtx_payload_type;
-      ao.loss.window_ns = interval_ns_ + c_.sync.latency_bound_ns();
-      ao.loss.reorder_ns = static_cast<int64_t>(c_.stream.reorder_ms * 1e6);
-    }
+    const AssemblerOptions ao = WallAssemblerOptions(c_, i, true, c_.routes[i].retransmission);
     t.assembler = std::make_unique<FrameAssembler>(ao);
     if (ao.rtx_payload_type) t.assembler->ExpectPlan(t.plan.get());
   }

@@ -28,15 +28,10 @@ void Wall::Tick(uint64_t tick) {
   for (Tile& t : tiles_) StartFrame(t, timestamp, next_in * interval_ns_);
   if (tick + 1 == static_cast<uint64_t>(std::llround(s_.seconds * c_.wall.fps)))
     q_.At(q_.now() + next_in * interval_ns_, [this] { EndStreams(); });
-  // As streamer/wall_sync.cpp's OpenTick.
-  const int64_t frame_end = q_.now() + next_in * interval_ns_;
-  if (!latency_.timed()) {
-    master_.OpenTick(tick, timestamp,
-                     frame_end - interval_ns_ + c_.sync.deadline_after_tick_ns(c_.wall.fps));
-  } else {
-    master_.OpenTick(tick, timestamp, latency_.DeadlineFor(frame_end),
-                     latency_.PresentAt(frame_end));  // the server's clock: offset 0
-  }
+  // As the coordinator opens it (streamer/wall_sync.cpp), on the server's
+  // clock: its offset 0.
+  const PlayoutLatency::TickMoments m = latency_.MomentsFor(q_.now() + next_in * interval_ns_);
+  master_.OpenTick(tick, timestamp, m.deadline_ns, m.at_ns);
   std::vector<bool>& takers = takers_[timestamp];  // who takes part as it opens
   takers.resize(tiles_.size());
   for (uint32_t t = 0; t < tiles_.size(); ++t)

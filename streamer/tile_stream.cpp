@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "common/image/slate.h"
+#include "common/send/wall_sender_options.h"
 
 namespace tilestream {
 namespace {
@@ -68,52 +68,9 @@ std::unique_ptr<FrameProvider> IdleFrames(const WallConfig& c, uint32_t tile, st
   return std::make_unique<MemoryFrames>(std::vector<std::vector<std::byte>>{std::move(frame)});
 }
 
-// Tile's socket to its receiver, from NIC `nic`.
-UdpSenderOptions SocketOptions(const WallConfig& c, uint32_t tile, uint32_t nic_index) {
-  const TileRoute& route = c.routes[tile];
-  const Nic& nic = c.nics[nic_index];
-  UdpSenderOptions so;
-  so.destination = c.nodes[route.node].address;
-  so.port = route.port;
-  so.source_address = nic.address;
-  if (nic.name != "default") so.device = nic.name;
-  so.send_buffer = c.stream.send_buffer;
-  return so;
-}
-
-// Frames a tile keeps retrievable for retransmission, the one being sent
-// included: those begun within a frame interval and the playout latency
-// (at most) before now, which may still be asked for; 3 without one.
-uint32_t HistoryFrames(const WallConfig& c) {
-  if (!c.sync.timed()) return 3;
-  const double intervals = 1 + static_cast<double>(c.sync.latency_bound_ns()) * c.wall.fps / 1e9;
-  return std::clamp<uint32_t>(static_cast<uint32_t>(std::ceil(intervals)) + 1, 3, 32);
-}
-
-// The frames a disk ring holds after sending them, for the history above
-// (the one being sent is the ring's too).
+// The frames a disk ring holds after sending them, for the sender's history
+// (HistoryFrames; the one being sent is the ring's too).
 uint32_t RingKeep(const WallConfig& c) { return c.sync.timed() ? HistoryFrames(c) - 1 : 1; }
-
-TileSenderOptions SenderOptions(const WallConfig& c, uint32_t tile, double phase) {
-  const TileRoute& route = c.routes[tile];
-  TileSenderOptions so;
-  so.packetizer.tile = c.wall.tile;
-  so.packetizer.max_payload = c.max_udp_payload();
-  so.packetizer.packing = c.stream.packing;
-  so.packetizer.payload_type = c.stream.payload_type;
-  so.packetizer.ssrc = TileSsrc(tile);
-  so.socket = SocketOptions(c, tile, route.nic);
-  so.pacing = c.stream.pacing;
-  so.pacing_quantum_ns = int64_t{c.stream.pacing_quantum_us} * 1000;
-  so.max_burst_bytes = c.stream.max_burst_bytes;
-  so.pacing_phase = phase;
-  so.retransmission = route.retransmission;
-  so.retransmission_share = c.stream.retransmission_share;
-  so.rtx_payload_type = c.stream.rtx_payload_type;
-  so.rtx_ssrc = TileRtxSsrc(tile);
-  so.history_frames = HistoryFrames(c);
-  return so;
-}
 
 }  // namespace
 
@@ -139,7 +96,7 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
     error = ring.status().message();
   }
   if (s->frames_) {
-    const TileSenderOptions so = SenderOptions(c, tile, phase);
+    const TileSenderOptions so = WallSenderOptions(c, tile, phase);
     if (auto sender = TileSender::Create(so, clock); sender.ok()) {
       s->sender_ = std::move(sender).value();
       s->retransmission_ = so.retransmission;
@@ -156,7 +113,8 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
 
 Status TileStream::MoveTo(uint32_t nic) {
   if (nic == nic_) return {};
-  if (Status s = sender_->MoveSocket(SocketOptions(config_, stats_.tile, nic)); !s.ok()) return s;
+  if (Status s = sender_->MoveSocket(WallSocketOptions(config_, stats_.tile, nic)); !s.ok())
+    return s;
   nic_ = nic;
   stats_.nic = nic;
   ++stats_.nic_moves;

@@ -19,16 +19,10 @@ WallSync::WallSync(const WallConfig& c)
 // latency, at its time on the display nodes' clock (CLOCK_REALTIME,
 // synchronised).
 int64_t WallSync::OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_ns) {
-  if (!latency_.timed()) {
-    const int64_t deadline = frame_end_ns - static_cast<int64_t>(kNsPerSecond / c_.wall.fps) +
-                             c_.sync.deadline_after_tick_ns(c_.wall.fps);
-    if (c_.sync.enabled) master_.OpenTick(tick, timestamp, deadline);
-    return deadline;
-  }
-  const int64_t deadline = latency_.DeadlineFor(frame_end_ns);
-  const int64_t at = latency_.PresentAt(frame_end_ns) + (RealtimeNs() - MonotonicNs());
-  if (c_.sync.enabled) master_.OpenTick(tick, timestamp, deadline, at);
-  return deadline;
+  const PlayoutLatency::TickMoments m = latency_.MomentsFor(frame_end_ns);
+  const int64_t at = m.at_ns ? m.at_ns + (RealtimeNs() - MonotonicNs()) : 0;
+  if (c_.sync.enabled) master_.OpenTick(tick, timestamp, m.deadline_ns, at);
+  return m.deadline_ns;
 }
 
 void WallSync::Decide(int64_t now_ns) {

@@ -27,4 +27,12 @@ int64_t PlayoutLatency::DeadlineFor(int64_t frame_end_ns) const {
   return std::max(frame_end_ns, frame_end_ns + latency - std::min(margin_ns_, latency / 2));
 }
 
+PlayoutLatency::TickMoments PlayoutLatency::MomentsFor(int64_t frame_end_ns) const {
+  if (!timed())
+    return {frame_end_ns +
+                (settings_.deadline_ms ? int64_t{settings_.deadline_ms} * 1'000'000 : interval_ns_),
+            0};
+  return {DeadlineFor(frame_end_ns), PresentAt(frame_end_ns)};
+}
+
 }  // namespace tilestream

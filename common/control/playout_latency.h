@@ -52,6 +52,15 @@ class PlayoutLatency {
   // and when it is decided at the latest (same clock as frame_end_ns).
   int64_t PresentAt(int64_t frame_end_ns) const { return frame_end_ns + latency_ns(); }
   int64_t DeadlineFor(int64_t frame_end_ns) const;
+  // Both for a tick the clock opens, with or without a latency: without,
+  // decided a deadline after its frame (`[sync] deadline_ms`, else a frame
+  // interval) and shown as decided (at_ns 0). The coordinator and the
+  // wall's simulation open their ticks with it.
+  struct TickMoments {
+    int64_t deadline_ns = 0;
+    int64_t at_ns = 0;
+  };
+  TickMoments MomentsFor(int64_t frame_end_ns) const;
 
  private:
   static constexpr int64_t kSlackNs = 5'000'000;

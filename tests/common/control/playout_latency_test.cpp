@@ -25,6 +25,22 @@ TEST(PlayoutLatency, AFixedLatencyShowsThatLongAfterTheFrameAndDecidesAMarginBef
   EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1081 * kMs);
 }
 
+// A tick as the clock opens it: with a latency, decided by its deadline and
+// shown at its moment; without, decided a frame interval (or deadline_ms)
+// after its frame and shown as decided.
+TEST(PlayoutLatency, ATicksMomentsWithAndWithoutALatency) {
+  const PlayoutLatency timed(Settings(100), 40 * kMs);
+  const PlayoutLatency::TickMoments t = timed.MomentsFor(1000 * kMs);
+  EXPECT_EQ(t.deadline_ns, timed.DeadlineFor(1000 * kMs));
+  EXPECT_EQ(t.at_ns, 1100 * kMs);
+  SyncSettings lan;  // no latency
+  const PlayoutLatency untimed(lan, 40 * kMs);
+  EXPECT_EQ(untimed.MomentsFor(1000 * kMs).deadline_ns, 1040 * kMs);
+  EXPECT_EQ(untimed.MomentsFor(1000 * kMs).at_ns, 0);
+  lan.deadline_ms = 25;
+  EXPECT_EQ(PlayoutLatency(lan, 40 * kMs).MomentsFor(1000 * kMs).deadline_ns, 1025 * kMs);
+}
+
 TEST(PlayoutLatency, TheDeadlineIsNeverBeforeTheFrameIsSent) {
   PlayoutLatency l(Settings(0), 40 * kMs);
   l.Update(80 * kMs, 5 * kMs);
