@@ -58,6 +58,22 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
                              r.late_decisions));
   if (r.virtual_skew_p99_ms > 1.0)
     fail("skew", fmt::format("skew p99 {:.2f} ms on the virtual clock", r.virtual_skew_p99_ms));
+  // Every load every tile could open was switched to, at one tick on every
+  // tile (frames exact: above); one a tile could not open said why, and the
+  // movie playing played on.
+  std::vector<const Fault*> loads;
+  for (const Fault& f : s.faults)
+    if (f.kind == Fault::Kind::kLoad || f.kind == Fault::Kind::kLoadFails) loads.push_back(&f);
+  std::stable_sort(loads.begin(), loads.end(),
+                   [](const Fault* a, const Fault* b) { return a->at_s < b->at_s; });
+  uint64_t playing = 0, refused_loads = 0;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    if (loads[i]->kind == Fault::Kind::kLoad) playing = i + 1;
+    refused_loads += loads[i]->kind == Fault::Kind::kLoadFails;
+  }
+  if (r.movie_generation != playing || r.load_errors.size() != refused_loads)
+    fail("movie", fmt::format("playing load {} at the end, {} loads failed; expected {} and {}",
+                              r.movie_generation, r.load_errors.size(), playing, refused_loads));
   const uint64_t shown = r.presented + r.partial;
   if (static_cast<double>(shown + s.may_miss) < s.min_shown * static_cast<double>(r.ticks))
     fail("shown", fmt::format("{} of {} ticks shown ({} skipped, {} shed), asked {:.0f}% less {}",
@@ -96,6 +112,7 @@ std::string ReportJson(const Scenario& s, const WallReport& r,
                {"latency_ms", r.latency_ms},
                {"late_decisions", r.late_decisions},
                {"late_decisions_path_down", r.late_decisions_path_down}};
+  j["movie"] = {{"generation", r.movie_generation}, {"load_errors", r.load_errors}};
   j["shedder"] = {{"shed", r.shed}, {"keep", r.shed_keep}, {"ceiling", r.shed_ceiling}};
   nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
   for (const TileCounters& t : r.tiles)

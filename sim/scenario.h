@@ -16,14 +16,19 @@ namespace tilestream::sim {
 struct Fault {
   // kNodeDies: its receiver is killed (for_s unused): its sync connection
   // closes, what is sent to it goes nowhere. kSendsFail: the tile's socket
-  // can never send again (EBADF, a hard error).
+  // can never send again (EBADF, a hard error). kLoad: the library's next
+  // movie loaded (`load`), every tile pre-rolling it, the wall switching at
+  // one tick; kLoadFails: the same, but tile `which` cannot open it, and
+  // the movie playing plays on.
   enum class Kind : uint8_t {
     kNicDown,
     kNodeLinkDown,
     kNodeStopped,
     kRankLate,
     kNodeDies,
-    kSendsFail
+    kSendsFail,
+    kLoad,
+    kLoadFails
   };
   Kind kind = Kind::kNicDown;
   uint32_t which = 0;  // the NIC, the node or the tile

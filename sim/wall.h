@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "common/base/rtt_estimate.h"
+#include "common/control/movie_loads.h"
+#include "common/control/playback.h"
 #include "common/control/playout_latency.h"
 #include "common/control/swap_sync.h"
 #include "common/control/tick_shedder.h"
@@ -103,6 +105,12 @@ class Wall {
   // Runs `what` at the node now, or when it runs again.
   void OnNode(uint32_t node, std::function<void()> what);
   const std::byte* FrameOf(uint32_t tile, uint32_t timestamp);
+  // Of pixels_ and checksums_: frame `slot` (a movie's generation times
+  // kFrames, plus its frame) of tile.
+  size_t PixelIndex(uint32_t tile, uint32_t slot) const {
+    return (size_t{slot / kFrames} * tiles_.size() + tile) * kFrames + slot % kFrames;
+  }
+  void Load(const Fault& f);
 
   Scenario s_;
   EventQueue q_;
@@ -114,6 +122,11 @@ class Wall {
   std::vector<Node> nodes_;
   // The coordinator.
   TickShedder shedder_;
+  // Its movies: the first, then one per kLoad or kLoadFails of the
+  // scenario (each kFrames frames), as the coordinator plays them.
+  static constexpr uint32_t kFrames = 4;
+  Playback playback_;
+  MovieLoads movies_;
   SwapSyncMaster master_;
   PlayoutLatency latency_;
   std::vector<double> capacity_;      // bits per second per NIC; 0: unknown, no limit
@@ -133,9 +146,9 @@ class Wall {
   int64_t play_end_ns_ = 0;
   uint32_t timestamp_base_ = 0x5eed0000;
   std::vector<int64_t> late_until_, late_by_;  // per tile: kRankLate
-  // Pixels: kFrames frames per tile, and what each timestamp carried.
-  static constexpr uint32_t kFrames = 4;
-  std::vector<std::vector<std::byte>> pixels_;  // tile * kFrames + f; or one zero frame
+  // Pixels: kFrames frames per tile and movie, and what each timestamp
+  // carried (its slot: see PixelIndex).
+  std::vector<std::vector<std::byte>> pixels_;  // PixelIndex; or one zero frame
   std::vector<uint64_t> checksums_;
   std::unordered_map<uint32_t, uint32_t> frame_of_timestamp_;
   // Per tick, the tiles that take part (as the master has it: at its

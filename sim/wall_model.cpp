@@ -2,6 +2,8 @@
 // (sim/wall.h has its parts).
 #include "sim/wall_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "common/control/skew_histogram.h"
 #include "common/receive/wall_assembler_options.h"
 #include "common/send/wall_sender_options.h"
+#include "common/wall/layout.h"
 #include "common/wall/nic_failover.h"
 #include "sim/wall.h"
 
@@ -42,6 +45,8 @@ Wall::Wall(const Scenario& s)
         return *c;
       }()),
       interval_ns_(static_cast<int64_t>(1e9 / c_.wall.fps)),
+      playback_(kFrames, c_.wall.fps),
+      movies_(c_.tile_count(), {"A", "", kFrames}),
       master_(c_.tile_count(), c_.sync.partial, 3),
       latency_(c_.sync, interval_ns_) {
   capacity_ = NicCapacities(c_, 0, [&](const std::string&) -> std::optional<double> {
@@ -97,18 +102,20 @@ void Wall::SetUpTiles() {
   tiles_.resize(count);
   const size_t frame_bytes = c_.wall.tile.frame_bytes();
   if (s_.pixels) {
-    pixels_.resize(size_t{count} * kFrames);
-    for (uint32_t t = 0; t < count; ++t)
-      for (uint32_t f = 0; f < kFrames; ++f) {
-        auto& p = pixels_[size_t{t} * kFrames + f];
-        p.resize(frame_bytes);
-        Rng pattern(s_.seed * 1000003 + uint64_t{t} * kFrames + f);
-        for (size_t i = 0; i < frame_bytes; i += 8) {
-          const uint64_t v = pattern.Next();
-          std::memcpy(p.data() + i, &v, std::min<size_t>(8, frame_bytes - i));
-        }
-        checksums_.push_back(Checksum(p));
+    uint32_t movies = 1;
+    for (const Fault& f : s_.faults)
+      movies += f.kind == Fault::Kind::kLoad || f.kind == Fault::Kind::kLoadFails;
+    pixels_.resize(size_t{movies} * count * kFrames);
+    for (size_t i = 0; i < pixels_.size(); ++i) {  // in PixelIndex's order
+      auto& p = pixels_[i];
+      p.resize(frame_bytes);
+      Rng pattern(s_.seed * 1000003 + i);
+      for (size_t b = 0; b < frame_bytes; b += 8) {
+        const uint64_t v = pattern.Next();
+        std::memcpy(p.data() + b, &v, std::min<size_t>(8, frame_bytes - b));
       }
+      checksums_.push_back(Checksum(p));
+    }
   } else {
     pixels_.emplace_back(frame_bytes);  // one frame of zeros: only headers are looked at
   }
@@ -166,8 +173,24 @@ void Wall::NodeDies(uint32_t node) {
 
 const std::byte* Wall::FrameOf(uint32_t tile, uint32_t timestamp) {
   if (!s_.pixels) return pixels_[0].data();
-  const uint32_t f = frame_of_timestamp_[timestamp];
-  return pixels_[size_t{tile} * kFrames + f].data();
+  return pixels_[PixelIndex(tile, frame_of_timestamp_[timestamp])].data();
+}
+
+// `load`: the coordinator tells every tile rank; each reports its pre-roll
+// (its files opened, the first frames read: 20 to 300 ms) or, for a tile
+// that cannot open the movie, its error, which abandons the load.
+void Wall::Load(const Fault& f) {
+  const uint64_t generation =
+      movies_.Begin({fmt::format("movie{}", movies_.sent() + 1), "", kFrames}, 0);
+  for (uint32_t t = 0; t < tiles_.size(); ++t) {
+    const bool ok = f.kind == Fault::Kind::kLoad || t != f.which;
+    const auto pre_roll = static_cast<int64_t>((0.02 + 0.28 * rng_.Uniform()) * 1e9);
+    q_.At(q_.now() + pre_roll, [this, generation, t, ok] {
+      if (auto error = movies_.Loaded(generation, t, ok, "No such file",
+                                      TileId::FromIndex(t, c_.wall.layout).Name()))
+        r_.load_errors.push_back(*error);
+    });
+  }
 }
 
 void Wall::ApplyFaults() {
@@ -196,6 +219,10 @@ void Wall::ApplyFaults() {
         break;
       case Fault::Kind::kNodeDies:
         q_.At(from, [this, f] { NodeDies(f.which); });
+        break;
+      case Fault::Kind::kLoad:
+      case Fault::Kind::kLoadFails:
+        q_.At(from, [this, f] { Load(f); });
         break;
       case Fault::Kind::kSendsFail:
         q_.At(from, [this, f] { tiles_[f.which].sends_fail = true; });
@@ -260,6 +287,7 @@ WallReport Wall::Run() {
     r_.tiles.push_back(k);
     sockets_.Detach(t.sender->socket().fd());
   }
+  r_.movie_generation = movies_.playing_generation();
   r_.wall_seconds = s_.seconds;
   r_.cpu_seconds = CpuSeconds() - cpu;
   return r_;

@@ -46,9 +46,11 @@ struct WallReport {
   uint64_t ticks_torn = 0;          // tile frames not shown of a tick their tile took part in
   uint64_t ticks_torn_excused = 0;  // the same, on a node with a fault
   uint64_t tcp_probes = 0, tcp_timeouts = 0;
-  uint64_t lost_on_paths = 0;     // media datagrams the paths lost (retransmissions too)
-  uint64_t dropped_at_nodes = 0;  // datagrams a stopped node's full socket dropped
-  uint64_t duplicates = 0;        // datagrams the assemblers saw twice
+  uint64_t movie_generation = 0;         // the movie playing at the end (0: the first)
+  std::vector<std::string> load_errors;  // as the coordinator logs them
+  uint64_t lost_on_paths = 0;            // media datagrams the paths lost (retransmissions too)
+  uint64_t dropped_at_nodes = 0;         // datagrams a stopped node's full socket dropped
+  uint64_t duplicates = 0;               // datagrams the assemblers saw twice
   // The simulation.
   double wall_seconds = 0, cpu_seconds = 0;
   uint64_t events = 0, datagrams = 0;

@@ -150,8 +150,7 @@ void Wall::Show(uint32_t node, const SyncEvent& e, bool excused) {
     if (s_.pixels) {
       const auto it = frame_of_timestamp_.find(e.timestamp);
       const std::span<const std::byte> px(f->pixels, c_.wall.tile.frame_bytes());
-      if (it == frame_of_timestamp_.end() ||
-          Checksum(px) != checksums_[size_t{t} * kFrames + it->second])
+      if (it == frame_of_timestamp_.end() || Checksum(px) != checksums_[PixelIndex(t, it->second)])
         ++r_.shown_not_exact;
     }
     n.to_server->Send(FormatShown(t, e.timestamp, shown));

@@ -21,10 +21,16 @@ void Wall::Tick(uint64_t tick) {
   if (tick + 1 < static_cast<uint64_t>(std::llround(s_.seconds * c_.wall.fps)))
     q_.At(next_tick_ns_, [this, tick] { Tick(tick + 1); });
   ++r_.ticks;
+  // The movie and its frame (streamer/wall_movies.cpp's BeforeTick, the
+  // coordinator's Playback), shed or not: a movie every tile has
+  // pre-rolled is switched to at this tick, on every tile.
+  if (const auto first = movies_.TakeReady(tick)) playback_.Load(kFrames, *first);
+  const auto slot =
+      static_cast<uint32_t>(movies_.playing_generation() * kFrames + playback_.Advance());
   if (!shedder_.Keep()) return;
   const uint32_t next_in = shedder_.ticks_to_next();
   const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base_);
-  frame_of_timestamp_[timestamp] = static_cast<uint32_t>(tick % kFrames);
+  frame_of_timestamp_[timestamp] = slot;
   for (Tile& t : tiles_) StartFrame(t, timestamp, next_in * interval_ns_);
   if (tick + 1 == static_cast<uint64_t>(std::llround(s_.seconds * c_.wall.fps)))
     q_.At(q_.now() + next_in * interval_ns_, [this] { EndStreams(); });

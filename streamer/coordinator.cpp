@@ -25,7 +25,7 @@
 #include "streamer/control_server.h"
 #include "streamer/doorbell.h"
 #include "streamer/http_api.h"
-#include "streamer/movie_loads.h"
+#include "common/control/movie_loads.h"
 #include "streamer/placement.h"
 #include "streamer/rank_messages.h"
 #include "streamer/rank_plan.h"

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include "common/wall/wall_config.h"
 #include "streamer/rank_messages.h"
@@ -27,7 +29,10 @@ WallMovies::WallMovies(MPI_Comm comm, const WallConfig& c, const RankPlan& plan,
 Result<nlohmann::json> WallMovies::Load(const std::string& name, uint64_t frame, bool at_end) {
   auto movie = LoadableMovie(c_, name, frame, &presence_);
   if (!movie.ok()) return movie.status();
-  const LoadMessage m = loads_.Begin(*movie, frame, at_end);
+  LoadMessage m;
+  m.generation = loads_.Begin(*movie, frame, at_end);
+  m.first_frame = frame;
+  std::strncpy(m.movie, movie->dir.c_str(), sizeof m.movie - 1);
   for (int rank = 1; rank <= plan_.tile_ranks(); ++rank) SendMessage(comm_, rank, kTagLoad, m);
   spdlog::info("load {} from frame {}: the tiles pre-roll it", name, frame);
   return nlohmann::json{{"loading", name}, {"frame", frame}, {"load", m.generation}};
@@ -39,7 +44,9 @@ void WallMovies::DrainReports() {
   while (TryReceive(comm_, MPI_ANY_SOURCE, kTagLoaded, &m, &from)) {
     if (m.tile >= c_.tile_count() || plan_.rank(m.tile) != from) continue;  // not from its rank
     const std::string tile = TileId::FromIndex(m.tile, c_.wall.layout).Name();
-    if (auto error = loads_.Loaded(m, tile)) spdlog::error("{}", *error);
+    const std::string_view message(m.message, strnlen(m.message, sizeof m.message));
+    if (auto error = loads_.Loaded(m.generation, m.tile, m.ok != 0, message, tile))
+      spdlog::error("{}", *error);
   }
   std::string names;
   while (TryReceiveText(comm_, kTagLibrary, &names, &from)) {

@@ -2,7 +2,7 @@
 // checked and sent to every tile rank, the ranks' pre-roll reports, the
 // switch before a tick once every tile is ready, and the playlist's next
 // movie pre-rolled in the last second of the one playing. Owns the
-// MPI-free state (streamer/movie_loads.h, common/control/playlist.h) and
+// MPI-free state (common/control/movie_loads.h, common/control/playlist.h) and
 // does its messages; the frame clock's thread alone.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include "common/control/playback.h"
 #include "common/control/playlist.h"
 #include "common/wall/wall_config.h"
-#include "streamer/movie_loads.h"
+#include "common/control/movie_loads.h"
 #include "streamer/rank_plan.h"
 #include "streamer/streamer_options.h"
 

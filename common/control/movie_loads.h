@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/base/result.h"
 #include "common/control/library_presence.h"
 #include "common/wall/wall_config.h"
-#include "streamer/messages.h"
 
 namespace tilestream {
 
@@ -32,12 +32,14 @@ class MovieLoads {
   MovieLoads(uint32_t tiles, Movie playing) : ready_(tiles, false), playing_(std::move(playing)) {}
 
   // A load of `movie` from `first_frame` begins (replacing one under way):
-  // what the tiles are sent. `at_end`: the playlist's next movie, switched
-  // to only as the one playing ends.
-  LoadMessage Begin(const Movie& movie, uint64_t first_frame, bool at_end = false);
-  // A tile's report. Returns the error that abandoned the load under way
+  // its generation, which the tiles are sent with it. `at_end`: the
+  // playlist's next movie, switched to only as the one playing ends.
+  uint64_t Begin(const Movie& movie, uint64_t first_frame, bool at_end = false);
+  // Tile's report of its pre-roll of load `generation`: done, or failed
+  // with `message`. Returns the error that abandoned the load under way
   // (said once), or nullopt.
-  std::optional<std::string> Loaded(const LoadedMessage& m, const std::string& tile_name);
+  std::optional<std::string> Loaded(uint64_t generation, uint32_t tile, bool ok,
+                                    std::string_view message, const std::string& tile_name);
   // The load every tile is ready for, taken to switch at tick `tick` (one
   // for the end only if `at_end`: the movie playing sent its last frame):
   // the movie now playing, and the frame it starts at. Nullopt if none.

@@ -1,9 +1,8 @@
-#include "streamer/movie_loads.h"
+#include "common/control/movie_loads.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include "common/control/movie_listing.h"
@@ -11,33 +10,29 @@
 
 namespace tilestream {
 
-LoadMessage MovieLoads::Begin(const Movie& movie, uint64_t first_frame, bool at_end) {
+uint64_t MovieLoads::Begin(const Movie& movie, uint64_t first_frame, bool at_end) {
   loading_ = movie;
   first_frame_ = first_frame;
   at_end_ = at_end;
   std::fill(ready_.begin(), ready_.end(), false);
   ready_count_ = 0;
-  LoadMessage m;
-  m.generation = ++sent_;
-  m.first_frame = first_frame;
-  std::strncpy(m.movie, movie.dir.c_str(), sizeof m.movie - 1);
-  return m;
+  return ++sent_;
 }
 
-std::optional<std::string> MovieLoads::Loaded(const LoadedMessage& m,
+std::optional<std::string> MovieLoads::Loaded(uint64_t generation, uint32_t tile, bool ok,
+                                              std::string_view message,
                                               const std::string& tile_name) {
-  if (!loading_ || m.generation != sent_ || m.tile >= ready_.size()) return std::nullopt;
-  if (!m.ok) {
-    std::string message(m.message, strnlen(m.message, sizeof m.message));
+  if (!loading_ || generation != sent_ || tile >= ready_.size()) return std::nullopt;
+  if (!ok) {
     const std::string error =
-        "load " + loading_->name + ": tile " + tile_name + ": " + message + "; " +
+        "load " + loading_->name + ": tile " + tile_name + ": " + std::string(message) + "; " +
         (playing_.name.empty() ? std::string("the wall") : playing_.name) + " plays on";
     last_ = {{"movie", loading_->name}, {"load", sent_}, {"error", error}};
     loading_.reset();
     return error;
   }
-  if (!ready_[m.tile]) {
-    ready_[m.tile] = true;
+  if (!ready_[tile]) {
+    ready_[tile] = true;
     ++ready_count_;
   }
   return std::nullopt;
