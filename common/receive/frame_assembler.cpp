@@ -39,8 +39,9 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
   queue_.resize(options_.queue_depth);
   if (options_.show_partial) options_.rtx_payload_type.reset();
   if (options_.rtx_payload_type) loss_ = std::make_unique<LossTracker>(options_.loss);
-  buffers_.resize(options_.queue_depth + (loss_ ? 3 : 2));
-  for (auto& b : buffers_) b.assign(options_.tile.frame_bytes(), std::byte{0});
+  const size_t buffers = options_.queue_depth + (loss_ ? 3 : 2);
+  buffers_.reserve(buffers);
+  for (size_t b = 0; b < buffers; ++b) buffers_.emplace_back(options_.tile.frame_bytes());
 }
 
 FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,
@@ -461,8 +462,8 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
       frame_first_sequence_ =
           Extend(v.rtp.sequence) - plan_->PacketAt(FirstPixelByte(v, options_.tile.width));
   }
-  std::vector<std::byte>& frame = buffers_[assembling_];
-  if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame);
+  ZeroedBuffer& frame = buffers_[assembling_];
+  if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame.span());
   // else the kernel put the pixels in place.
   Mark(v, coverage_, &high_water_, &extent_);
   ++stats_.packets;
@@ -509,7 +510,7 @@ AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
   const bool missing = loss_ && have_sequence_ && loss_->Arrived(Extend(v.rtp.sequence));
   const uint32_t ts = v.rtp.timestamp;
   if (missing && have_frame_ && ts == timestamp_) {
-    CopySegmentsToFrame(v, options_.tile, buffers_[assembling_]);
+    CopySegmentsToFrame(v, options_.tile, buffers_[assembling_].span());
     Mark(v, coverage_, &high_water_, &extent_);
     if (coverage_.full()) Finish(/*by_marker=*/false);  // its marker was what was lost
   } else if (!missing || !WriteToRepair(v)) {
@@ -527,7 +528,7 @@ AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
 bool FrameAssembler::WriteToRepair(const Rfc4175View& v) {
   if (!repair_.valid || v.rtp.timestamp != repair_.timestamp) return false;
   TileGeometry extent;
-  CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer]);
+  CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer].span());
   Mark(v, repair_.coverage, &repair_.reach, &extent);
   if (repair_.coverage.full()) EndRepair(/*complete=*/true);
   return true;

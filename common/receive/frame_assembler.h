@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "common/base/pi_mutex.h"
+#include "common/base/zeroed_buffer.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/coverage_map.h"
 #include "common/receive/loss_tracker.h"
@@ -296,8 +297,8 @@ class FrameAssembler {
 
   // Indices into buffers_. handoff_mu_ guards consumer_, queue_ and
   // queued_ (assembling_ is the network thread's alone).
-  PiMutex handoff_mu_;                           // the presenter may be real-time
-  std::vector<std::vector<std::byte>> buffers_;  // queue_depth + 2
+  PiMutex handoff_mu_;                 // the presenter may be real-time
+  std::vector<ZeroedBuffer> buffers_;  // queue_depth + 2 (+ 1 in repair)
   int assembling_ = 0, consumer_ = -1;
   std::vector<Queued> queue_;  // queue_depth, oldest first
   size_t queued_ = 0;
