@@ -111,6 +111,7 @@ struct TileStats {
   uint64_t retransmitted_bytes = 0;
   uint64_t refused_old = 0;  // asked for, but not of the frames kept (tile_sender.h)
   uint64_t refused_cap = 0;  // asked for, but over the retransmission cap
+  uint64_t borrowed = 0;     // of retransmitted: on credit, for a burst
   int64_t cpu_ns = 0;        // CPU time of the tile's rank, shared evenly by its tiles
   int64_t elapsed_ns = 0;    // since the tile started streaming
   char error[200] = {};      // the first run-time error, reported once

@@ -38,6 +38,7 @@ StreamSummary Summarize(const TileStats& s, const WallConfig& config) {
   r.retransmitted_bytes = s.retransmitted_bytes;
   r.refused_old = s.refused_old;
   r.refused_cap = s.refused_cap;
+  r.borrowed = s.borrowed;
   return r;
 }
 
@@ -98,9 +99,11 @@ std::string FinalReport(double seconds, const std::vector<StreamSummary>& stream
         "frames {} ({} late, {} skipped, {} missed){}\n",
         s.tile, s.nic, s.mbps, s.cpu_percent, s.send_errors, RefusalNote(s), s.disk_mbytes_per_s,
         s.frames, s.late_frames, s.skipped_ticks, s.missed_frames,
-        s.nacks ? fmt::format("  NACKs {}: {} packets sent again, {} too old, {} over the cap",
-                              s.nacks, s.retransmitted, s.refused_old, s.refused_cap)
-                : "");
+        s.nacks
+            ? fmt::format(
+                  "  NACKs {}: {} packets sent again ({} on credit), {} too old, {} over the cap",
+                  s.nacks, s.retransmitted, s.borrowed, s.refused_old, s.refused_cap)
+            : "");
   }
   const Totals t = Add(streams);
   out += fmt::format(
@@ -165,7 +168,8 @@ nlohmann::json StreamJson(const StreamSummary& s) {
           {"retransmitted", s.retransmitted},
           {"retransmitted_bytes", s.retransmitted_bytes},
           {"refused_old", s.refused_old},
-          {"refused_cap", s.refused_cap}};
+          {"refused_cap", s.refused_cap},
+          {"borrowed", s.borrowed}};
 }
 
 nlohmann::json SyncJson(const SwapSyncMaster& sync, const WallConfig& config) {

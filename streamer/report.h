@@ -28,8 +28,8 @@ struct StreamSummary {
   uint64_t frames = 0, late_frames = 0, skipped_ticks = 0, held_frames = 0, missed_frames = 0;
   uint64_t ticks_seen_late = 0;  // TileStats
   uint64_t packets = 0, bytes = 0;
-  uint64_t nacks = 0, retransmitted = 0, retransmitted_bytes = 0, refused_old = 0,
-           refused_cap = 0;                      // retransmission (common/send/tile_sender.h)
+  uint64_t nacks = 0, retransmitted = 0, retransmitted_bytes = 0, refused_old = 0, refused_cap = 0,
+           borrowed = 0;                         // retransmission (common/send/tile_sender.h)
   uint64_t send_syscalls = 0, pacer_sleeps = 0;  // per frame: what a frame costs in wake-ups
 };
 

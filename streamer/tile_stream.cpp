@@ -309,6 +309,7 @@ const TileStats& TileStream::Collect(int64_t cpu_ns, int64_t elapsed_ns) {
   stats_.retransmitted_bytes = t.retransmitted_bytes;
   stats_.refused_old = t.refused_old;
   stats_.refused_cap = t.refused_cap;
+  stats_.borrowed = t.borrowed;
   stats_.cpu_ns = cpu_ns;
   stats_.elapsed_ns = elapsed_ns;
   error_pending_ = false;

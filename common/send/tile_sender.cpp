@@ -97,7 +97,10 @@ TileSender::TileSender(Packetizer p, UdpSender s, Clock* clock, const TileSender
   // The cap's bucket holds two frames' share, so that what a frame with
   // little loss left over serves one with more, and at least 128 KiB (two
   // GSO sends) so that a small tile can have one lost send back: a burst
-  // of loss is answered at once, a lasting loss at the share.
+  // of loss is answered at once, a lasting loss at the share. A burst
+  // beyond it may borrow as much again (counted, `borrowed`), repaid from
+  // the share of the frames after it: what a stream sends again stays
+  // within its share and four frames' share over any stretch.
   constexpr double kMinBucketBytes = 128 * 1024;
   const double frames_share = 2 * share_ * static_cast<double>(packetizer_.frame_payload_bytes());
   budget_max_ = share_ > 0 ? std::max(frames_share, kMinBucketBytes) : 0;
@@ -204,11 +207,12 @@ void TileSender::Retransmit(uint16_t sequence) {
     const bool sent = f.pixels && packet < count && !(h == 0 && sending() && packet >= next_);
     if (!sent) continue;
     const double bytes = static_cast<double>(packetizer_.packet_size(packet) + kRtxPrefixSize);
-    if (budget_ < bytes) {
+    if (budget_ - bytes < -budget_max_) {
       ++stats_.refused_cap;
       return;
     }
     budget_ -= bytes;
+    if (budget_ < 0) ++stats_.borrowed;
     resends_.push_back({&f, packet});
     if (resends_.size() == kMaxResends) FlushRetransmissions();
     return;

@@ -62,6 +62,7 @@ struct TileSenderStats {
   uint64_t retransmitted_bytes = 0;
   uint64_t refused_old = 0;         // not a packet of the frames still retrievable
   uint64_t refused_cap = 0;         // over the cap
+  uint64_t borrowed = 0;            // of retransmitted: answered on credit (a burst)
   uint64_t feedback_malformed = 0;  // datagrams that were not RTCP, or broken
 };
 
@@ -157,7 +158,7 @@ class TileSender {
   bool late_ = false;
   IoStatus ended_;
   // Retransmission.
-  double share_, budget_ = 0, budget_max_ = 0;  // bytes
+  double share_, budget_ = 0, budget_max_ = 0;  // bytes; budget_ down to -budget_max_
   uint8_t rtx_payload_type_;
   uint32_t rtx_ssrc_;
   uint16_t rtx_sequence_ = 0;
