@@ -14,10 +14,10 @@
 
 #include "common/base/result.h"
 #include "common/control/library_presence.h"
+#include "common/control/movie_loads.h"
 #include "common/control/playback.h"
 #include "common/control/playlist.h"
 #include "common/wall/wall_config.h"
-#include "common/control/movie_loads.h"
 #include "streamer/rank_plan.h"
 #include "streamer/streamer_options.h"
 
