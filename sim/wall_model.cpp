@@ -145,7 +145,8 @@ void Wall::SetUpTiles() {
     sockets_.Attach(t.sender->socket().fd(), std::move(e));
     // As a display node sets it up.
     t.plan = std::make_unique<Packetizer>(t.sender->packetizer());
-    const AssemblerOptions ao = WallAssemblerOptions(c_, i, true, c_.routes[i].retransmission);
+    AssemblerOptions ao = WallAssemblerOptions(c_, i, true, c_.routes[i].retransmission);
+    ao.prefault = false;  // pages written only where pixels are (pixels-*, retransmissions)
     t.assembler = std::make_unique<FrameAssembler>(ao);
     if (ao.rtx_payload_type) t.assembler->ExpectPlan(t.plan.get());
   }

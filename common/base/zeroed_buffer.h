@@ -1,9 +1,9 @@
 // A buffer of zero bytes whose pages the kernel zeroes when they are first
 // written (calloc: a large block is fresh anonymous memory, never
-// memset). A receiver's frame buffers (hundreds of MB per tile with a long
-// latency) then cost nothing until frames fill them, instead of being
-// written through at start; the wall's simulation, which fills none of
-// them at the reference wall's scale, spent half its time zeroing them.
+// memset). The wall's simulation, which fills no frame buffer at the
+// reference wall's scale, spent half its time zeroing them; a receiver
+// writes its own through at start (AssemblerOptions::prefault) so that its
+// first frames take no page faults.
 #pragma once
 
 #include <cstddef>

@@ -41,7 +41,10 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
   if (options_.rtx_payload_type) loss_ = std::make_unique<LossTracker>(options_.loss);
   const size_t buffers = options_.queue_depth + (loss_ ? 3 : 2);
   buffers_.reserve(buffers);
-  for (size_t b = 0; b < buffers; ++b) buffers_.emplace_back(options_.tile.frame_bytes());
+  for (size_t b = 0; b < buffers; ++b) {
+    buffers_.emplace_back(options_.tile.frame_bytes());
+    if (options_.prefault) std::memset(buffers_.back().data(), 0, buffers_.back().size());
+  }
 }
 
 FrameAssembler::SequenceVerdict FrameAssembler::JudgeSequence(uint16_t sequence,

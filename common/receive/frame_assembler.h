@@ -129,6 +129,12 @@ struct AssemblerOptions {
   // Finished frames kept for the consumer (1..32): a swap-synced receiver
   // needs as many as arrive between a frame and the release of its tick.
   size_t queue_depth = 3;
+  // The frame buffers' pages written at construction, so that no frame
+  // takes their page faults while the stream runs (a receiver's first
+  // frames, on a loaded machine, came late enough to leave tiles out).
+  // Off: the kernel zeroes a page when a frame first writes it (the
+  // wall's simulation, which writes none at the reference wall's scale).
+  bool prefault = true;
   // Retransmission on (docs/receiver.md, "Recovering lost packets"):
   // packets of this payload type are RFC 4588 retransmissions; lost
   // packets are tracked for NACKs (loss()), and a frame that ends
