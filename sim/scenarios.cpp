@@ -78,6 +78,17 @@ Scenario Testbed(const std::string& name, double rtt_ms, double jitter_ms, doubl
   return s;
 }
 
+// The testbed's wall losing `count` datagrams in a row to node `node`,
+// `at_ns` into the show.
+Scenario Burst(const std::string& name, double rtt_ms, double jitter_ms, int64_t at_ns,
+               uint32_t count, int node) {
+  Scenario s = Testbed(name, rtt_ms, jitter_ms, 0);
+  s.path.bursts = {{at_ns, count}};
+  s.burst_node = node;
+  s.about += fmt::format(", a burst of {} datagrams to one node", count);
+  return s;
+}
+
 // The reference wall with and without NICs, and losing datagrams.
 void ReferenceScenarios(std::vector<Scenario>& all) {
   for (double fps : {22.0, 30.0, 60.0}) {
@@ -115,10 +126,7 @@ void PathScenarios(std::vector<Scenario>& all) {
     all.push_back(s);
   }
   {
-    Scenario s = Testbed("burst-200", 20, 2, 0);
-    s.path.bursts = {{5'000'000'000, 200}};
-    s.burst_node = 1;
-    s.about += ", a burst of 200 datagrams to one node";
+    Scenario s = Burst("burst-200", 20, 2, 5'000'000'000, 200, 1);
     // Every one recovered since a burst may borrow as much again as the
     // retransmission bucket holds (two frames' share, 137 of them): 280
     // sent again, 200 of them answers. Each asked for 4 times, as in
@@ -129,20 +137,14 @@ void PathScenarios(std::vector<Scenario>& all) {
   {
     // As the live tests had it: 50 in a row to one node 20 ms away, 8 s
     // in, and on a LAN mid-frame.
-    Scenario s = Testbed("burst-50", 20, 0, 0);
-    s.path.bursts = {{8'000'000'000, 50}};
-    s.burst_node = 0;
-    s.about += ", a burst of 50 datagrams to one node";
+    Scenario s = Burst("burst-50", 20, 0, 8'000'000'000, 50, 0);
     // Every packet recovered, but asked for 4 times: with nothing lost
     // before, no round trip is measured and the retries follow a LAN's
     // schedule (2, 4, 8 ms) before the answer can come (issue 43).
     s.expect_failure = {"requests"};
     all.push_back(s);
-    s.expect_failure.clear();
-    s = Testbed("burst-50-lan", 0.1, 0, 0);
-    s.path.bursts = {{2'450'000'000, 50}};
-    s.burst_node = 0;
-    s.about += ", a burst of 50 datagrams to one node mid-frame";
+    s = Burst("burst-50-lan", 0.1, 0, 2'450'000'000, 50, 0);
+    s.about += " mid-frame";
     all.push_back(s);
   }
   {

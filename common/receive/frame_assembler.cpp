@@ -165,6 +165,7 @@ AddResult FrameAssembler::Hold(const Rfc4175View& v, HeldAs as) {
   ++HeldCount(as);
   const size_t slot = next_held_++ % kHeldSlots;
   Held& h = held_[slot];
+  new_frame_held_ = new_frame_held_ || as == HeldAs::kNewFrame;
   const size_t headers = v.line_headers.size();
   h.valid = headers + v.pixel_bytes <= kMaxHeld;
   if (h.valid) {
@@ -439,6 +440,7 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
 // (the frame's first packet came), they follow in sequence, and are
 // written rather than counted lost when the next one comes.
 void FrameAssembler::AdmitHeldFollowers() {
+  if (!new_frame_held_) return;
   for (bool admitted = true; admitted && have_frame_;) {
     admitted = false;
     for (Held& h : held_) {
@@ -452,6 +454,8 @@ void FrameAssembler::AdmitHeldFollowers() {
       break;
     }
   }
+  new_frame_held_ = std::any_of(held_.begin(), held_.end(),
+                                [](const Held& h) { return h.valid && h.as == HeldAs::kNewFrame; });
 }
 
 // Writes an admitted packet into its frame: the frame before it ends first

@@ -325,6 +325,9 @@ class FrameAssembler {
   // a few so that a stranger's packets in between cannot push a real
   // stream's out: the next one in sequence after one of them admits it.
   HeldSlots held_{};
+  // A new frame's packet may be held (Hold kNewFrame): AdmitHeldFollowers
+  // looks; false, the hot path skips it.
+  bool new_frame_held_ = false;
   std::vector<std::byte> held_bytes_;  // kMaxHeld per slot
   size_t next_held_ = 0;
   // Retransmission: the missing packets, and the frame that ended
