@@ -9,6 +9,8 @@
 # kept to the config's [mpi] network (`--print-mpirun-options`); -n is then
 # ignored. Run it on the first server. MPIRUN_FLAGS adds mpirun options
 # (the testbed's rsh agent: MPIRUN_FLAGS="--mca plm_rsh_agent scripts/testbed-rsh").
+# STREAMER_STUCK_S (default 15): how long after a rank vanished a job whose
+# mpirun is still there is ended (below).
 #
 # Why a wrapper: given to mpirun itself, Ctrl-C kills the ranks without a
 # report (Open MPI 4.1 cannot forward SIGINT) and SIGTERM reaches them only
@@ -124,7 +126,7 @@ never_seen_rank() {
 # Under --enable-recovery mpirun does not always exit after MPI_Abort (seen
 # under load): 3 s after the abort, end its session. Nor always when a rank
 # dies: once seen in CI, not even the other ranks' last words came through.
-# So 15 s after a rank vanished with mpirun still there, end its session
+# So STREAMER_STUCK_S (15) s after a rank vanished with mpirun still there, end its session
 # too (ranks that end normally leave MPI_Finalize together). Its whole
 # session, not its process group: Open MPI gives each rank a group of its
 # own.
@@ -135,6 +137,8 @@ never_seen_rank() {
 # children are read from /proc, and each one's environment once).
 exec {nap}<> <(:)
 aborted_at=0 turns=0 stuck=""
+stuck_s=${STREAMER_STUCK_S:-15}
+[[ $stuck_s =~ ^[1-9][0-9]{0,3}$ ]] || { echo "streamer.sh: STREAMER_STUCK_S must be 1 to 9999 seconds, not '$stuck_s'" >&2; exit 2; }
 while kill -0 "$mpirun_pid" 2>/dev/null; do
   read -r -t 0.2 -u "$nap" _ || true
   turns=$((turns + 1))
@@ -145,7 +149,7 @@ while kill -0 "$mpirun_pid" 2>/dev/null; do
   fi
   if [ "$aborted_at" -gt 0 ] && [ $((SECONDS - aborted_at)) -ge 3 ]; then
     kill_session
-  elif [ "$gone_at" -gt 0 ] && [ $((SECONDS - gone_at)) -ge 15 ]; then
+  elif [ "$gone_at" -gt 0 ] && [ $((SECONDS - gone_at)) -ge "$stuck_s" ]; then
     stuck=$gone
     kill_session
   fi
@@ -168,7 +172,7 @@ sleep 0.1  # let tee finish
 dead=$(sed -n 's/.*process rank \([0-9][0-9]*\) .*exited on signal.*/\1/p' "$log" | head -1)
 if [ -n "$dead" ] && grep -q "^Child job" "$log"; then dead=$((dead + 1)); fi
 if [ -z "$dead" ] && [ -n "$stuck" ]; then
-  echo "streamer.sh: mpirun did not end the job 15 s after rank $stuck died; ended it" >&2
+  echo "streamer.sh: mpirun did not end the job $stuck_s s after rank $stuck died; ended it" >&2
   dead=$stuck
 fi
 if [ -n "$dead" ]; then

@@ -16,34 +16,62 @@ stage dependencies
 scripts/install-deps.sh
 stage build
 scripts/build.sh build
-stage style
-scripts/check-style.sh build --changed
 stage "receiver under ThreadSanitizer"
 scripts/build.sh --tsan
-stage "AddressSanitizer and UndefinedBehaviorSanitizer build"
-scripts/build.sh --sanitize
 
+# Beside the live tests, at low priority: the style check, the sanitizer
+# build and its unit tests and simulation. They need CPU, not time; the
+# live tests mostly wait on a wall's clock, assert nothing the machine's
+# speed decides, and are held to pass with two CPU hogs beside them
+# (scripts/test-under-load.sh). Their output follows the live tests'.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+beside_log=build/beside-the-live-tests.log
+(
+  renice -n 10 -p "$BASHPID" >/dev/null  # before it starts anything
+  stage style
+  scripts/check-style.sh build --changed
+  stage "AddressSanitizer and UndefinedBehaviorSanitizer build"
+  scripts/build.sh --sanitize
+  # Under ASan + UBSan (docs/decisions.md, "What the sanitizers repeat"):
+  # the unit tests and the fuzz corpora (label unit), the simulation's
+  # scenarios, swarm and determinism against the optimized build (label
+  # sim).
+  stage "unit tests and the simulation under ASan + UBSan"
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 300 -L 'unit|sim'
+) >"$beside_log" 2>&1 &
+beside=$!
+# Interrupted, or a stage below failing: nothing of it runs on.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+trap 'kill_tree $beside' EXIT
+
+rc=0
 # The Debian packages as an operator gets them: built, installed with
 # apt-get, a wall played with the installed programs alone, removed with
 # nothing left (scripts/package-test.sh; needs root for apt-get).
 if [ "$(id -u)" -eq 0 ]; then
   stage "packages: build, install, play, remove"
-  scripts/package-test.sh
+  scripts/package-test.sh || rc=$?
 fi
 
 stage "tests (RelWithDebInfo build)"
-ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120 || rc=$?
 
-# Under ASan + UBSan (docs/decisions.md, "What the sanitizers repeat"):
-# the unit tests and the fuzz corpora (label unit), the simulation's
-# scenarios, swarm and determinism against the optimized build (label
-# sim), and the hostile-input tests of the live suite. The other live
-# tests assert what the optimized build's run asserts, and their timing
-# under ASan on 2 cores is the VM host's.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+stage "waiting for the style check and the sanitizers' run beside the tests"
+beside_rc=0
+wait "$beside" || beside_rc=$?
+trap - EXIT
+cat "$beside_log"
+[ "$beside_rc" -eq 0 ] || { echo "== the style check or the sanitizers' run failed ==" >&2; exit "$beside_rc"; }
+
+# The hostile-input tests of the live suite under ASan + UBSan, alone: the
+# other live tests assert what the optimized build's run asserts, and their
+# timing under ASan on 2 cores is the VM host's.
 stage "hostile-input tests under ASan + UBSan"
 ctest --test-dir build-asan --output-on-failure --timeout 300 \
-  -R '^(HostileControlPorts|HostileInputTest)\.'
-stage "unit tests and the simulation under ASan + UBSan"
-ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 300 -L 'unit|sim'
+  -R '^(HostileControlPorts|HostileInputTest)\.' || rc=$?
+exit "$rc"

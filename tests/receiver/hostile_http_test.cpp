@@ -297,14 +297,6 @@ void SlowClientsLeaveItAnswering(HostileControlPorts& wall, int count, bool idle
       << metrics;
 }
 
-TEST_F(HostileControlPorts, EightSlowClientsLeaveThePanelTheApiAndMetricsAnswering) {
-  SlowClientsLeaveItAnswering(*this, 8, false, kCoordinatorHttp, {"/api/status", "/metrics"});
-}
-
-TEST_F(HostileControlPorts, SixtyFourSlowClientsLeaveThePanelTheApiAndMetricsAnswering) {
-  SlowClientsLeaveItAnswering(*this, 64, false, kCoordinatorHttp, {"/api/status", "/metrics"});
-}
-
 TEST_F(HostileControlPorts, TwoThousandSlowClientsLeaveThePanelTheApiAndMetricsAnswering) {
   SlowClientsLeaveItAnswering(*this, 2000, false, kCoordinatorHttp, {"/api/status", "/metrics"});
 }

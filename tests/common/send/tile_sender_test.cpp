@@ -405,8 +405,9 @@ TEST_F(Retransmitting, KeepsAsManyFramesRetrievableAsItsHistory) {
   EXPECT_EQ(sender->stats().refused_old, 1u);
   sender->ForgetFramesFrom(3);  // a ring that keeps 3 released: frames 1 and 2 are gone
   Nack(*sender, {static_cast<uint16_t>(n + 3), static_cast<uint16_t>(3 * n + 3)});
-  Collect(2);
+  Collect(1);  // only the second: the first is refused
   EXPECT_EQ(sender->stats().refused_old, 2u);
+  EXPECT_EQ(sender->stats().retransmitted, 2u);
   EXPECT_TRUE(rtx_.count(static_cast<uint16_t>(3 * n + 3)));
 }
 
