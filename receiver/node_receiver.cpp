@@ -28,7 +28,11 @@ NodeFinal Collect(const WallConfig& c, const NodeParts& p, const Presenter& pres
   f.node = p.node->name;
   f.seconds = seconds;
   if (p.display) f.window_updates = presenter.counts().window_updates;
-  if (p.sync) f.sync = presenter.counts();
+  if (p.sync) {
+    f.sync = presenter.counts();
+    f.sync->decisions_by_datagram = p.sync->decisions_by_datagram();
+    f.sync->decisions_by_tcp = p.sync->decisions_by_tcp();
+  }
   f.tile_names = TileNames(c, p);
   for (const auto& t : p.tiles) f.tiles.push_back(t->Snapshot());
   return f;

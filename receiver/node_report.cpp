@@ -200,6 +200,8 @@ nlohmann::json FinalNodeJson(const NodeFinal& f) {
                  {"real_time", f.sync->real_time},
                  {"windows_over_budget", f.sync->windows_over_budget},
                  {"late_decisions", f.sync->late_decisions},
+                 {"decisions_by_datagram", f.sync->decisions_by_datagram},
+                 {"decisions_by_tcp", f.sync->decisions_by_tcp},
                  {"late_decision_max_ms", f.sync->late_decision_max_ns / 1e6},
                  {"woke_late_max_ms", f.sync->woke_late_max_ns / 1e6}};
   for (size_t i = 0; i < f.tiles.size(); ++i)

@@ -63,6 +63,7 @@ TileReceiverOptions TileOptions(const WallConfig& c, const NodeReceiverOptions& 
     to.on_complete = [s = p->sync.get()](uint32_t tile, uint32_t ts) {
       s->ReportComplete(tile, ts);
     };
+    to.rtt_hint = p->sync->rtt();
   }
   PacketizerOptions plan;  // what our streamer sends: pixels go straight to their place
   plan.tile = c.wall.tile;

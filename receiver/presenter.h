@@ -35,6 +35,8 @@ struct PresentCounts {
   // most, and how late the presenter woke for one at most (the CPU).
   uint64_t late_decisions = 0;
   int64_t late_decision_max_ns = 0, woke_late_max_ns = 0;
+  // Decisions by the way that brought them first (receiver/sync_client.h).
+  uint64_t decisions_by_datagram = 0, decisions_by_tcp = 0;
   uint64_t shown_ticks() const { return presented + partial; }
 };
 

@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <time.h>
 
+#include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
+#include "common/net/datagram_port.h"
 
 namespace tilestream {
 namespace {
@@ -41,17 +44,20 @@ void SyncClient::Lost(const std::string& why) {
                  why);
     subscribed_ = false;
     channel_ = LineChannel();
+    udp_.reset();
+    udp_key_ = 0;
   }
   std::fflush(stdout);
 }
 
 bool SyncClient::WaitForInput(int timeout_ms) {
-  int fd = -1;
+  int fd = -1, udp = -1;
   short wanted = POLLIN;
   {
     std::lock_guard lock(mu_);
     if (channel_.open()) fd = channel_.fd();
     if (channel_.wants_write()) wanted |= POLLOUT;  // a line the socket did not take at once
+    udp = udp_.get();
   }
   if (fd < 0) {
     if (MonotonicNs() >= next_attempt_ns_) Connect();
@@ -68,8 +74,8 @@ bool SyncClient::WaitForInput(int timeout_ms) {
       return false;
     }
   }
-  pollfd p{fd, wanted, 0};
-  return poll(&p, 1, timeout_ms) > 0;
+  pollfd p[2] = {{fd, wanted, 0}, {udp, POLLIN, 0}};  // udp -1: none, ignored
+  return poll(p, 2, timeout_ms) > 0;
 }
 
 void SyncClient::Read(std::vector<SyncEvent>* events) {
@@ -82,13 +88,18 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
     while (auto line = channel_.NextLine()) lines.push_back(std::move(*line));
     open = channel_.open();
   }
+  ReadDatagrams(events);
   for (const std::string& line : lines) {
     if (auto e = ParseSyncEvent(line)) {
-      events->push_back(*e);
+      Take(*e, false, events);
       continue;
     }
     if (auto ping = ParseStamp("ping", line)) {  // the coordinator measures the round trip
       Send(FormatPong(*ping));
+      continue;
+    }
+    if (auto rtt = ParseRtt(line)) {
+      rtt_.Set(*rtt);
       continue;
     }
     if (auto latency = ParseStamp("latency", line)) {
@@ -98,14 +109,7 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
     // A JSON reply: to auth, or to sync.
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (JsonBool(j, "ok")) {
-      if (j.contains("sync")) {
-        std::lock_guard lock(mu_);
-        subscribed_ = true;
-        last_error_.clear();
-        fmt::print("receiver: swap sync with the coordinator at {}:{}\n", options_.address,
-                   options_.port);
-        std::fflush(stdout);
-      }
+      if (j.contains("sync")) Subscribed(JsonString(j, "udp_key", ""));
       continue;
     }
     const std::string error = Printable(JsonString(j, "error", line), 200);
@@ -121,6 +125,44 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
   if (!open) Lost("the coordinator closed the connection");
 }
 
+void SyncClient::Subscribed(const std::string& key) {
+  filter_.Reset();  // the coordinator's ticks, from its first
+  std::lock_guard lock(mu_);
+  subscribed_ = true;
+  last_error_.clear();
+  if (const auto k = ParseSyncKey(key)) {
+    if (auto udp = ConnectUdp(options_.address, options_.port); udp.ok()) {
+      udp_ = std::move(udp).value();
+      udp_key_ = *k;
+      // Where this node's datagrams come from: the decisions go there.
+      SendCopies(udp_.get(), FormatSyncDatagram(udp_key_, ""), kSyncCopies);
+    }
+  }
+  fmt::print("receiver: swap sync with the coordinator at {}:{}{}\n", options_.address,
+             options_.port, udp_.valid() ? " (and datagrams)" : "");
+  std::fflush(stdout);
+}
+
+// At most 64 a call; each a decision datagram (or ping) with this
+// connection's key, anything else dropped.
+void SyncClient::ReadDatagrams(std::vector<SyncEvent>* events) {
+  std::array<char, kMaxSyncDatagram + 1> buffer;
+  for (int n = 0; n < 64; ++n) {
+    std::unique_lock lock(mu_);
+    if (!udp_.valid()) return;
+    const ssize_t got = recv(udp_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (got < 0) return;
+    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(got)});
+    if (!d || d->key != udp_key_) continue;
+    for (size_t i = 0; i < d->count; ++i) {
+      if (auto ping = ParseStamp("ping", d->lines[i]))
+        SendCopies(udp_.get(), FormatSyncDatagram(udp_key_, FormatPong(*ping)), 1);
+      else if (auto e = ParseSyncEvent(d->lines[i]))
+        Take(*e, true, events);
+    }
+  }
+}
+
 void SyncClient::Send(const std::string& line) {
   std::lock_guard lock(mu_);
   if (subscribed_) channel_.Send(line);
@@ -133,7 +175,11 @@ void SyncClient::ReportStats(uint32_t tile, const TileRepairStats& stats) {
 void SyncClient::SendCommand(const std::string& line) { Send(line); }
 
 void SyncClient::ReportComplete(uint32_t tile, uint32_t timestamp) {
-  Send(FormatComplete(tile, timestamp));
+  const std::string line = FormatComplete(tile, timestamp);
+  std::lock_guard lock(mu_);
+  if (!subscribed_) return;
+  channel_.Send(line);
+  if (udp_.valid()) SendCopies(udp_.get(), FormatSyncDatagram(udp_key_, line), kSyncCopies);
 }
 
 void SyncClient::ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {

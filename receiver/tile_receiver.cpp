@@ -142,6 +142,9 @@ void TileReceiver::AskForLost() {
   if (socket_.last_count() == 0) loss->SetNow(MonotonicNs());  // read nothing: now
   if (const int64_t window = repair_window_ns_.load(std::memory_order_relaxed); window > 0)
     loss->SetWindow(window);
+  if (const SharedRtt* hint = options_.rtt_hint)
+    loss->SetRttHint(hint->rtt_ns.load(std::memory_order_relaxed),
+                     hint->rttvar_ns.load(std::memory_order_relaxed));
   std::array<uint16_t, kMaxNackBatch> due;
   std::array<std::byte, kNackHeaderSize + kMaxNackBatch * kNackEntrySize> packet;
   const size_t n = loss->TakeDue(due);

@@ -17,6 +17,7 @@
 
 #include "common/base/pi_mutex.h"
 #include "common/base/result.h"
+#include "common/base/rtt_estimate.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/frame_assembler.h"
 #include "common/receive/packet_placement.h"
@@ -38,6 +39,9 @@ struct TileReceiverOptions {
   // Called on the network thread for every complete frame (tile, RTP
   // timestamp) before a consumer can take it: the swap sync report.
   std::function<void(uint32_t, uint32_t)> on_complete;
+  // The round trip to the server as the swap sync measured it: the
+  // repairs' retries until they measured their own (null: none).
+  const SharedRtt* rtt_hint = nullptr;
 };
 
 struct TileReceiverStats {

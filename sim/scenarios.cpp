@@ -121,27 +121,24 @@ void PathScenarios(std::vector<Scenario>& all) {
     Scenario s = Testbed("tcp-loss-2pct-40ms", 40, 5, 0.02);
     s.path.tcp_loss = 0.02;
     s.about += ", the sync's TCP segments too";
-    // A lost segment holds every later decision back: issue 43 turns it green.
-    s.expect_failure = {"late", "shown", "skew"};
+    // Green since the decisions and reports also go as datagrams, each
+    // sent three times (common/control/sync_datagram.h): before, a lost
+    // segment held every later decision back, skew p99 60-90 ms.
     all.push_back(s);
   }
   {
     Scenario s = Burst("burst-200", 20, 2, 5'000'000'000, 200, 1);
     // Every one recovered since a burst may borrow as much again as the
-    // retransmission bucket holds (two frames' share, 137 of them): 280
-    // sent again, 200 of them answers. Each asked for 4 times, as in
-    // burst-50 (issue 43).
-    s.expect_failure = {"requests"};
+    // retransmission bucket holds (two frames' share, 137 of them), each
+    // asked for once: a node's repairs wait the sync's round trip before
+    // they ask again until they measured their own (they used to follow a
+    // LAN's 2, 4, 8 ms and asked 4 times).
     all.push_back(s);
   }
   {
     // As the live tests had it: 50 in a row to one node 20 ms away, 8 s
     // in, and on a LAN mid-frame.
     Scenario s = Burst("burst-50", 20, 0, 8'000'000'000, 50, 0);
-    // Every packet recovered, but asked for 4 times: with nothing lost
-    // before, no round trip is measured and the retries follow a LAN's
-    // schedule (2, 4, 8 ms) before the answer can come (issue 43).
-    s.expect_failure = {"requests"};
     all.push_back(s);
     s = Burst("burst-50-lan", 0.1, 0, 2'450'000'000, 50, 0);
     s.about += " mid-frame";

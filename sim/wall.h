@@ -21,6 +21,7 @@
 #include "common/control/playback.h"
 #include "common/control/playout_latency.h"
 #include "common/control/swap_sync.h"
+#include "common/control/sync_datagram.h"
 #include "common/control/tick_shedder.h"
 #include "common/receive/frame_assembler.h"
 #include "common/send/tile_sender.h"
@@ -65,7 +66,9 @@ class Wall {
     bool sends_fail = false;   // kSendsFail: its socket broken
   };
   struct Node {
-    std::unique_ptr<Path> media, feedback, sync_out, sync_back;
+    // The sync's TCP and its datagrams on paths of their own: a segment
+    // TCP sends again later does not hold back a datagram sent now.
+    std::unique_ptr<Path> media, feedback, sync_out, sync_back, datagrams_out, datagrams_back;
     std::unique_ptr<TcpStream> to_node, to_server;
     int64_t clock_offset_ns = 0;
     double clock_drift = 0;  // its clock's rate less one
@@ -74,6 +77,11 @@ class Wall {
     std::vector<std::pair<int64_t, int64_t>> stops;  // when it is stopped
     std::vector<uint32_t> tiles;
     RttEstimate rtt;
+    // The sync's datagrams (common/control/sync_datagram.h), as the
+    // control server and the node's sync client have them.
+    uint64_t key = 0;
+    DecisionCarrier carrier;
+    SyncEventFilter filter;
   };
 
   void SetUpTiles();
@@ -89,7 +97,11 @@ class Wall {
   void EndStreams();
   void ScheduleDecide();
   void Decide();
+  // The sync's datagrams: `copies` of one, each lost or not on its way.
+  void SendDatagram(uint32_t node, bool to_node, const std::string& datagram, int copies);
   void AtNode(uint32_t node, const std::string& line);
+  void AtNodeDatagram(uint32_t node, const std::string& datagram);
+  void AtServerDatagram(uint32_t node, const std::string& datagram);
   void Show(uint32_t node, const SyncEvent& e, bool excused);
   void AtServer(uint32_t node, const std::string& line);
   void Second();

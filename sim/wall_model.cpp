@@ -48,7 +48,7 @@ Wall::Wall(const Scenario& s)
       playback_(kFrames, c_.wall.fps),
       movies_(c_.tile_count(), {"A", "", kFrames}),
       master_(c_.tile_count(), c_.sync.partial, 3),
-      latency_(c_.sync, interval_ns_) {
+      latency_(c_.sync, interval_ns_, static_cast<int64_t>(c_.stream.reorder_ms * 1e6)) {
   capacity_ = NicCapacities(c_, 0, [&](const std::string&) -> std::optional<double> {
     if (s.kernel_nic_gbps > 0) return s.kernel_nic_gbps * 1e9;
     return std::nullopt;
@@ -85,11 +85,14 @@ void Wall::SetUpNodes() {
     node.feedback = std::make_unique<Path>(back, rng_.Fork());
     node.sync_out = std::make_unique<Path>(back, rng_.Fork());
     node.sync_back = std::make_unique<Path>(back, rng_.Fork());
+    node.datagrams_out = std::make_unique<Path>(back, rng_.Fork());
+    node.datagrams_back = std::make_unique<Path>(back, rng_.Fork());
     node.to_node = std::make_unique<TcpStream>(
         &q_, node.sync_out.get(),
         [this, n](const std::string& l) { OnNode(n, [=, this] { AtNode(n, l); }); });
     node.to_server = std::make_unique<TcpStream>(
         &q_, node.sync_back.get(), [this, n](const std::string& l) { AtServer(n, l); });
+    node.key = 0x5eed'0000'0000'0000ULL + n;
     node.clock_offset_ns =
         static_cast<int64_t>((rng_.Uniform() - 0.5) * s_.clock_offset_us * 1000.0);
     if (s_.clock_drift_ppm > 0)

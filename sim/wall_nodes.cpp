@@ -61,8 +61,10 @@ void Wall::Admit(Tile& t, const Datagram& d) {
       a.Add(d.bytes());
   }
   if (const ReadyFrame* f = a.just_finished(); f && f->complete) {
-    const uint32_t tile = t.index, ts = f->timestamp;
-    nodes_[t.node].to_server->Send(FormatComplete(tile, ts));
+    const std::string line = FormatComplete(t.index, f->timestamp);
+    Node& n = nodes_[t.node];
+    n.to_server->Send(line);
+    SendDatagram(t.node, false, FormatSyncDatagram(n.key, line), kSyncCopies);
   }
 }
 
@@ -113,8 +115,14 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
     n.to_server->Send(FormatPong(*ping));
     return;
   }
+  if (auto rtt = ParseRtt(line)) {  // the tiles' repairs wait as long (receiver/node_setup.cpp)
+    for (uint32_t t : n.tiles)
+      if (LossTracker* loss = tiles_[t].assembler->loss())
+        loss->SetRttHint(rtt->rtt_ns, rtt->rttvar_ns);
+    return;
+  }
   const std::optional<SyncEvent> e = ParseSyncEvent(line);
-  if (!e) return;
+  if (!e || !n.filter.Accept(*e)) return;          // a copy of one the other way brought
   if (e->decision == SyncDecision::kSkip) return;  // the presenter counts it, takes nothing
   const int64_t at = e->at_ns ? e->at_ns - ClockOffsetNs(n) : q_.now();
   // A path down in the last seconds excuses a late show: what it held
@@ -126,6 +134,20 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
   const SyncEvent event = *e;
   q_.At(at,
         [this, node, event, excused] { OnNode(node, [=, this] { Show(node, event, excused); }); });
+}
+
+// The sync client's datagrams: decisions as the TCP lines are, pings
+// answered the way they came.
+void Wall::AtNodeDatagram(uint32_t node, const std::string& datagram) {
+  Node& n = nodes_[node];
+  const std::optional<SyncDatagram> d = ParseSyncDatagram(datagram);
+  if (!d || d->key != n.key) return;
+  for (size_t i = 0; i < d->count; ++i) {
+    if (auto ping = ParseStamp("ping", d->lines[i]))
+      SendDatagram(node, false, FormatSyncDatagram(n.key, FormatPong(*ping)), 1);
+    else
+      AtNode(node, std::string(d->lines[i]));
+  }
 }
 
 // The node's tiles show the tick, each one's frame whole (and, with

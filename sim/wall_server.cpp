@@ -170,14 +170,47 @@ void Wall::Decide() {
         takers[t] = takers[t] && master_.member(t) && !master_.left_out(t);
     }
     const std::string line = FormatSyncEvent(e);
-    for (Node& node : nodes_) node.to_node->Send(line);
+    for (Node& node : nodes_) {
+      node.to_node->Send(line);
+      node.carrier.Add(e);
+    }
   }
+  if (!events_.empty())
+    for (uint32_t n = 0; n < nodes_.size(); ++n)
+      SendDatagram(n, true, nodes_[n].carrier.Datagram(nodes_[n].key), kSyncCopies);
   ScheduleDecide();
+}
+
+void Wall::SendDatagram(uint32_t node, bool to_node, const std::string& datagram, int copies) {
+  Path& path = to_node ? *nodes_[node].datagrams_out : *nodes_[node].datagrams_back;
+  for (int i = 0; i < copies; ++i) {
+    if (path.LoseDatagram(q_.now())) continue;
+    if (to_node)
+      q_.At(path.ArrivalNs(q_.now()), [this, node, datagram] {
+        OnNode(node, [=, this] { AtNodeDatagram(node, datagram); });
+      });
+    else
+      q_.At(path.ArrivalNs(q_.now()), [this, node, datagram] { AtServerDatagram(node, datagram); });
+  }
+}
+
+// The control server's: the node's completes and pongs, nothing else.
+void Wall::AtServerDatagram(uint32_t node, const std::string& datagram) {
+  const std::optional<SyncDatagram> d = ParseSyncDatagram(datagram);
+  if (!d || d->key != nodes_[node].key) return;
+  for (size_t i = 0; i < d->count; ++i) {
+    const std::string_view line = d->lines[i];
+    const auto r = ParseSyncReport(line);
+    if (ParseStamp("pong", line) || (r && r->kind == SyncReport::Kind::kComplete))
+      AtServer(node, std::string(line));
+  }
 }
 
 void Wall::AtServer(uint32_t node, const std::string& line) {
   if (auto pong = ParseStamp("pong", line)) {
-    nodes_[node].rtt.Sample(q_.now() - *pong);
+    Node& n = nodes_[node];
+    n.rtt.Sample(q_.now() - *pong);
+    n.to_node->Send(FormatRtt(n.rtt));
     return;
   }
   const std::optional<SyncReport> r = ParseSyncReport(line);
@@ -196,8 +229,9 @@ void Wall::AtServer(uint32_t node, const std::string& line) {
 void Wall::Second() {
   if (q_.now() + kSecond < play_end_ns_) q_.At(q_.now() + kSecond, [this] { Second(); });
   int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
-  for (Node& n : nodes_) {
-    n.to_node->Send(FormatStamp("ping", q_.now()));
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    SendDatagram(i, true, FormatSyncDatagram(n.key, FormatStamp("ping", q_.now())), 1);
     sync = std::max(sync, n.rtt.rtt_ns);
     sync_var = std::max(sync_var, n.rtt.rttvar_ns);
   }

@@ -63,6 +63,7 @@ int RunOne(Scenario s, const std::string& json_path) {
 int RunSwarm(uint64_t count, uint64_t first_seed) {
   uint64_t failed = 0, clean = 0;
   std::map<std::string, uint64_t> known, found;
+  std::map<std::string, std::vector<uint64_t>> seeds;  // the first few of each, to replay
   double cpu = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const Scenario s = SwarmScenario(first_seed + i);
@@ -73,14 +74,18 @@ int RunSwarm(uint64_t count, uint64_t first_seed) {
     for (const std::string& f : failures) {
       const std::string name = f.substr(0, f.find(':'));
       const bool may = std::find(s.may_fail.begin(), s.may_fail.end(), name) != s.may_fail.end();
-      ++(may ? known[name + ", " + s.may_fail_why] : found[name]);
+      const std::string what = may ? name + ", " + s.may_fail_why : name;
+      ++(may ? known[what] : found[what]);
+      if (seeds[what].size() < 3) seeds[what].push_back(s.seed);
     }
     if (!Judge(s, failures, true)) ++failed;
   }
   fmt::print("swarm: {} seeds from {}: {} clean, {} failed; {:.1f} CPU-s\n", count, first_seed,
              clean, failed, cpu);
-  for (const auto& [name, n] : found) fmt::print("  failed {}: {} walls\n", name, n);
-  for (const auto& [name, n] : known) fmt::print("  known, {}: {} walls\n", name, n);
+  for (const auto& [name, n] : found)
+    fmt::print("  failed {}: {} walls (seeds {})\n", name, n, fmt::join(seeds[name], ", "));
+  for (const auto& [name, n] : known)
+    fmt::print("  known, {}: {} walls (seeds {})\n", name, n, fmt::join(seeds[name], ", "));
   return failed ? 1 : 0;
 }
 

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -15,6 +18,7 @@
 #include "common/base/words.h"
 #include "common/control/control_port_limits.h"
 #include "common/control/control_protocol.h"
+#include "common/net/datagram_port.h"
 #include "common/wall/token_file.h"
 
 namespace tilestream {
@@ -44,6 +48,15 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& con
   getsockname(s->listener_.get(), reinterpret_cast<sockaddr*>(&a), &len);
   s->port_ = ntohs(a.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&a)->sin6_port
                                            : reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+  // Without it the sync's lines go over TCP alone, as a wall whose UDP
+  // is blocked has them.
+  if (auto udp = BindUdp(config.control.listen_address, s->port_); udp.ok())
+    s->sync_udp_ = std::move(udp).value();
+  else
+    spdlog::warn(
+        "swap sync: no datagrams ({}): its lines go over TCP alone, a lost segment "
+        "holding the decisions after it back",
+        udp.status().message());
   return s;
 }
 
@@ -54,7 +67,26 @@ size_t ControlServer::synced_nodes() const {
 
 void ControlServer::PingSyncNodes() {
   for (auto& c : clients_)
-    if (c->node >= 0) c->channel.Send(FormatPing(MonotonicNs()));
+    if (c->node >= 0) SendPing(*c);
+}
+
+// As a datagram once the node's come: a round trip that a lost segment
+// does not stretch. One copy: a lost ping is one sample less.
+void ControlServer::SendPing(Client& c) {
+  if (c.udp_peer_length > 0)
+    SendCopies(sync_udp_.get(), FormatSyncDatagram(c.udp_key, FormatPing(MonotonicNs())), 1,
+               &c.udp_peer, c.udp_peer_length);
+  else
+    c.channel.Send(FormatPing(MonotonicNs()));
+}
+
+void ControlServer::SampleRtt(Client& c, int64_t pong_ns) {
+  const int64_t now = MonotonicNs();
+  if (pong_ns > now) return;
+  c.rtt.Sample(now - pong_ns);
+  c.channel.Send(FormatRtt(c.rtt));  // the node's repairs wait as long
+  // Three in a row on joining: a round trip with some deviation by tick 0.
+  if (c.rtt.samples < 3) SendPing(c);
 }
 
 void ControlServer::SetLatency(int64_t ns) {
@@ -89,6 +121,7 @@ void ControlServer::WaitForInput(int64_t timeout_ns) {
   fds_.clear();
   for (const auto& [fd, unused] : watched_) fds_.push_back({fd, POLLIN, 0});
   fds_.push_back({listener_.get(), POLLIN, 0});
+  fds_.push_back({sync_udp_.get(), POLLIN, 0});  // -1 (none): ignored
   for (const auto& c : clients_)
     fds_.push_back({c->channel.fd(),
                     static_cast<short>(POLLIN | (c->channel.wants_write() ? POLLOUT : 0)), 0});
@@ -105,7 +138,7 @@ void ControlServer::WaitForInput(int64_t timeout_ns) {
 void ControlServer::Serve() {
   const int ready = ready_;
   ready_ = 0;
-  const size_t first = watched_.size() + 1;  // the first client's
+  const size_t first = watched_.size() + 2;  // the first client's
   for (size_t i = 0; ready > 0 && i < watched_.size(); ++i)
     if (fds_[i].revents & POLLIN) watched_[i].second();
   for (size_t i = first; ready > 0 && i < fds_.size(); ++i) {
@@ -114,6 +147,7 @@ void ControlServer::Serve() {
     if (!(fds_[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     c.channel.Receive();
   }
+  if (ready > 0 && (fds_[first - 1].revents & POLLIN)) ReceiveSyncDatagrams();
   // At most kLinesPerPoll lines of each client per call, so that a flood
   // from one cannot hold up the frame clock; the rest wait in its buffer
   // (which has a limit) for the next call. Lines that arrived before a
@@ -125,7 +159,7 @@ void ControlServer::Serve() {
   }
   // New connections after the lines of those taken before: a client taken
   // in the last call has its line read before a newcomer may evict it.
-  if (ready > 0 && (fds_[first - 1].revents & POLLIN)) Accept();
+  if (ready > 0 && (fds_[first - 2].revents & POLLIN)) Accept();
   for (auto& c : clients_)
     if (!c->channel.open()) Drop(*c);
   std::erase_if(clients_, [](const auto& c) { return !c->channel.open(); });
@@ -222,30 +256,8 @@ void ControlServer::Accept() {
 // wrong token is no longer authorised, so nothing after that runs.
 void ControlServer::Handle(Client& c, const std::string& line) {
   if (c.node >= 0) {  // a sync connection
-    if (auto pong = ParseStamp("pong", line)) {
-      if (*pong > MonotonicNs()) return;
-      c.rtt.Sample(MonotonicNs() - *pong);
-      // Three in a row on joining: a round trip with some deviation by tick 0.
-      if (c.rtt.samples < 3) c.channel.Send(FormatPing(MonotonicNs()));
-      return;
-    }
-    if (auto r = ParseSyncReport(line)) {
-      if (r->tile < config_.tile_count() &&
-          config_.routes[r->tile].node == static_cast<uint32_t>(c.node)) {
-        switch (r->kind) {
-          case SyncReport::Kind::kComplete:
-            sync_->Complete(r->tile, r->timestamp);
-            break;
-          case SyncReport::Kind::kShown:
-            sync_->Shown(r->tile, r->timestamp, r->shown_ns);
-            break;
-          case SyncReport::Kind::kStats:
-            receiver_stats_[r->tile] = {true, r->stats};
-            break;
-        }
-      }
-      return;
-    }
+    if (auto pong = ParseStamp("pong", line)) return SampleRtt(c, *pong);
+    if (auto r = ParseSyncReport(line)) return HandleSyncReport(c, *r);
     // Anything else on a sync connection is a command (the receiver's keys).
   }
   const auto [word, rest] = SplitFirstWord(line);
@@ -273,6 +285,56 @@ void ControlServer::Handle(Client& c, const std::string& line) {
   c.channel.Send(handler_ ? handler_(line) : ErrorReply("unknown command: " + Printable(word)));
 }
 
+// A node's own tiles only.
+void ControlServer::HandleSyncReport(Client& c, const SyncReport& r) {
+  if (r.tile >= config_.tile_count() ||
+      config_.routes[r.tile].node != static_cast<uint32_t>(c.node))
+    return;
+  switch (r.kind) {
+    case SyncReport::Kind::kComplete:
+      sync_->Complete(r.tile, r.timestamp);
+      break;
+    case SyncReport::Kind::kShown:
+      sync_->Shown(r.tile, r.timestamp, r.shown_ns);
+      break;
+    case SyncReport::Kind::kStats:
+      receiver_stats_[r.tile] = {true, r.stats};
+      break;
+  }
+}
+
+// Datagrams from anyone: taken only with a synced node's key, and then
+// only its sync reports and pongs (never a command); where the last one
+// came from is where its decisions go. At most kDatagramsPerPoll a call,
+// like lines.
+void ControlServer::ReceiveSyncDatagrams() {
+  constexpr int kDatagramsPerPoll = 256;
+  std::array<char, kMaxSyncDatagram + 1> buffer;
+  for (int n = 0; n < kDatagramsPerPoll; ++n) {
+    sockaddr_storage from{};
+    socklen_t length = sizeof from;
+    const ssize_t got = recvfrom(sync_udp_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT,
+                                 reinterpret_cast<sockaddr*>(&from), &length);
+    if (got < 0) return;
+    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(got)});
+    if (!d) continue;
+    Client* c = nullptr;
+    for (auto& client : clients_)
+      if (client->node >= 0 && client->udp_key != 0 && client->udp_key == d->key &&
+          client->channel.open())
+        c = client.get();
+    if (!c) continue;
+    c->udp_peer = from;
+    c->udp_peer_length = length;
+    for (size_t i = 0; i < d->count; ++i) {
+      if (auto pong = ParseStamp("pong", d->lines[i]))
+        SampleRtt(*c, *pong);
+      else if (auto r = ParseSyncReport(d->lines[i]); r && r->kind == SyncReport::Kind::kComplete)
+        HandleSyncReport(*c, *r);
+    }
+  }
+}
+
 void ControlServer::Subscribe(Client& c, const std::string& node_name) {
   if (!config_.sync.enabled) {
     c.channel.Send(
@@ -297,13 +359,20 @@ void ControlServer::Subscribe(Client& c, const std::string& node_name) {
   }
   c.node = node;
   c.rtt = {};
+  c.udp_peer_length = 0;
+  c.carrier.Clear();
+  c.udp_key = 0;
+  if (sync_udp_.valid() && getrandom(&c.udp_key, sizeof c.udp_key, 0) != sizeof c.udp_key)
+    c.udp_key = 0;  // no key, no datagrams: TCP alone
   nlohmann::json tiles = nlohmann::json::array();
   for (uint32_t t = 0; t < config_.tile_count(); ++t) {
     if (config_.routes[t].node != static_cast<uint32_t>(node)) continue;
     sync_->SetMember(t, true);
     tiles.push_back(TileId::FromIndex(t, config_.wall.layout).Name());
   }
-  c.channel.Send(JsonText({{"ok", true}, {"sync", node_name}, {"tiles", tiles}}));
+  nlohmann::json reply = {{"ok", true}, {"sync", node_name}, {"tiles", tiles}};
+  if (c.udp_key != 0) reply["udp_key"] = FormatSyncKey(c.udp_key);
+  c.channel.Send(JsonText(reply));
   c.channel.Send(FormatPing(MonotonicNs()));  // a round trip before the first tick
   if (latency_ns_ > 0) c.channel.Send(FormatStamp("latency", latency_ns_));
 }
@@ -319,7 +388,13 @@ void ControlServer::SendSync(const std::vector<SyncEvent>& events) {
   if (events.empty()) return;
   for (auto& c : clients_) {
     if (c->node < 0) continue;
-    for (const SyncEvent& e : events) c->channel.Send(FormatSyncEvent(e));
+    for (const SyncEvent& e : events) {
+      c->channel.Send(FormatSyncEvent(e));
+      c->carrier.Add(e);
+    }
+    if (c->udp_peer_length > 0)
+      SendCopies(sync_udp_.get(), c->carrier.Datagram(c->udp_key), kSyncCopies, &c->udp_peer,
+                 c->udp_peer_length);
   }
 }
 

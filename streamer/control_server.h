@@ -14,7 +14,8 @@
 // without a line), so that slow or idle clients cannot keep a good one out. Lines of at most
 // control.max_line_bytes, ended within control.line_timeout_s of their first byte; a command
 // connection without a whole line for control.idle_timeout_s is closed (sync connections talk every
-// tick). Not thread-safe.
+// tick). The sync's time-critical lines also come and go as datagrams on
+// the same port number (common/control/sync_datagram.h). Not thread-safe.
 #pragma once
 
 #include <poll.h>
@@ -29,6 +30,7 @@
 #include "common/base/rtt_estimate.h"
 #include "common/control/control_port_limits.h"
 #include "common/control/swap_sync.h"
+#include "common/control/sync_datagram.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"
 #include "common/wall/wall_config.h"
@@ -87,6 +89,13 @@ class ControlServer {
     ControlLineTimes times;    // its last whole line, the line under way
     uint64_t accepted_in = 0;  // the Accept call that took it
     RttEstimate rtt;           // a sync connection's, from ping to pong
+    // A sync connection's datagrams (common/control/sync_datagram.h): its
+    // key, where its datagrams come from (length 0: none yet), and the
+    // decisions each datagram to it carries.
+    uint64_t udp_key = 0;
+    sockaddr_storage udp_peer{};
+    socklen_t udp_peer_length = 0;
+    DecisionCarrier carrier;
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
@@ -101,12 +110,18 @@ class ControlServer {
   void EnforceDeadlines(Client& c, int64_t now);
   void Handle(Client& client, const std::string& line);
   void Subscribe(Client& client, const std::string& node);
+  // The sync reports and round trips that came as datagrams.
+  void ReceiveSyncDatagrams();
+  void HandleSyncReport(Client& c, const SyncReport& r);
+  void SampleRtt(Client& c, int64_t pong_ns);
+  void SendPing(Client& c);
   void Drop(Client& client);
 
   const WallConfig& config_;
   SwapSyncMaster* sync_;
   CommandHandler handler_;
   UniqueFd listener_;
+  UniqueFd sync_udp_;  // the sync's datagrams, on the control port's number
   uint16_t port_ = 0;
   std::string token_;
   std::vector<std::unique_ptr<Client>> clients_;

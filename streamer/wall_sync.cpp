@@ -13,7 +13,8 @@ namespace tilestream {
 WallSync::WallSync(const WallConfig& c)
     : c_(c),
       master_(c.tile_count(), c.sync.partial, kDropAfter),
-      latency_(c.sync, static_cast<int64_t>(kNsPerSecond / c.wall.fps)) {}
+      latency_(c.sync, static_cast<int64_t>(kNsPerSecond / c.wall.fps),
+               static_cast<int64_t>(c.stream.reorder_ms * 1e6)) {}
 
 // Decided at its deadline and shown at once then or, with a playout
 // latency, at its time on the display nodes' clock (CLOCK_REALTIME,

@@ -2,14 +2,17 @@
 
 #include <algorithm>
 
+#include "common/base/rtt_estimate.h"
+
 namespace tilestream {
 
 void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns,
                             int64_t repair_var_ns) {
   if (sync_ns <= 0) return;
   margin_ns_ = sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
-  const int64_t repair = repair_ns > 0 ? repair_ns + 2 * repair_var_ns : sync_ns + 2 * sync_var_ns;
-  auto_ns_ = std::max({auto_ns_, sync_ns + 2 * repair + margin_ns_, interval_ns_});
+  const int64_t repair =
+      repair_ns > 0 ? RetryAfterNs(repair_ns, repair_var_ns) : RetryAfterNs(sync_ns, sync_var_ns);
+  auto_ns_ = std::max({auto_ns_, sync_ns + reorder_ns_ + 2 * repair + margin_ns_, interval_ns_});
 }
 
 int64_t PlayoutLatency::latency_ns() const {

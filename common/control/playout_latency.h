@@ -11,9 +11,12 @@
 // sv until a tile has measured one):
 //   margin  = s / 2 + 2 sv + 5 ms: a decision's way to a node, and the
 //             coordinator's and the node's wake-ups on a loaded machine;
-//   repair  = r + 2 rv: one request answered;
-//   auto    = s / 2 + 2 repair + s / 2 + margin: the last packets' way, two
-//             requests answered (the second for an answer lost on the way),
+//   repair  = RetryAfterNs(r, rv) (common/base/rtt_estimate.h): one
+//             request answered, as the tiles' repairs wait for it;
+//   auto    = s / 2 + reorder + 2 repair + s / 2 + margin: the last
+//             packets' way, the wait before a packet found missing is asked
+//             for (`stream.reorder_ms`), two requests answered (the second
+//             for an answer lost on the way),
 //             the report's way back, the decision's out; at most
 //             max_latency_ms. On a path where answers take the round trip,
 //             3.5 round trips (SRT's guide asks 3 at up to 1% loss, 4 at 3%);
@@ -36,8 +39,10 @@ namespace tilestream {
 
 class PlayoutLatency {
  public:
-  PlayoutLatency(const SyncSettings& s, int64_t interval_ns)
-      : settings_(s), interval_ns_(interval_ns) {}
+  // reorder_ns: how long a tile waits before it asks for a packet found
+  // missing (`stream.reorder_ms`).
+  PlayoutLatency(const SyncSettings& s, int64_t interval_ns, int64_t reorder_ns = 0)
+      : settings_(s), interval_ns_(interval_ns), reorder_ns_(reorder_ns) {}
 
   // The largest round trip on the sync connections now and its deviation,
   // and the largest a tile measured for a repair and its deviation (0:
@@ -66,6 +71,7 @@ class PlayoutLatency {
   static constexpr int64_t kSlackNs = 5'000'000;
   SyncSettings settings_;
   int64_t interval_ns_;
+  int64_t reorder_ns_;
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
   int64_t margin_ns_ = kSlackNs;
 };

@@ -18,7 +18,8 @@ SwapSyncMaster::SwapSyncMaster(uint32_t tiles, bool partial_policy, uint32_t dro
       members_(tiles, false),
       left_out_(tiles, false),
       misses_(tiles, 0),
-      ticks_without_(tiles, 0) {}
+      ticks_without_(tiles, 0),
+      recent_complete_(tiles) {}
 
 // A node that (re)connects starts afresh: taking part, no misses.
 void SwapSyncMaster::SetMember(uint32_t tile, bool member) {
@@ -51,7 +52,21 @@ void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadlin
 
 // A tick reported in time ends a tile's misses, and takes a tile left out
 // back for the ticks opened from now on.
+// A report that came both ways (datagram and TCP, common/control/
+// sync_datagram.h) is taken once: a copy is neither a tick reported in
+// time again nor one unmatched.
+bool SwapSyncMaster::Reported(uint32_t tile, uint32_t timestamp) {
+  RecentCompletes& r = recent_complete_[tile];
+  for (size_t i = 0; i < r.count; ++i)
+    if (r.timestamps[i] == timestamp) return true;
+  r.timestamps[r.next] = timestamp;
+  r.next = (r.next + 1) % r.timestamps.size();
+  r.count = std::min(r.count + 1, r.timestamps.size());
+  return false;
+}
+
 void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
+  if (tile < tiles_ && Reported(tile, timestamp)) return;
   if (tile < tiles_) {
     for (Pending& p : pending_) {
       if (p.timestamp != timestamp) continue;
@@ -242,6 +257,24 @@ std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line) 
   if (!SplitWords(line, &w, &n) || n != 2 || w[0] != word || !ParseInteger(w[1], &ns) || ns < 0)
     return std::nullopt;
   return ns;
+}
+
+std::string FormatRtt(const RttEstimate& rtt) {
+  return fmt::format("rtt {} {}", rtt.rtt_ns, rtt.rttvar_ns);
+}
+
+// At most 10 s each: a round trip beyond is no path a wall plays over.
+std::optional<RttEstimate> ParseRtt(std::string_view line) {
+  constexpr int64_t kMost = 10'000'000'000;
+  std::array<std::string_view, 3> w;
+  size_t n = 0;
+  RttEstimate r;
+  if (!SplitWords(line, &w, &n) || n != 3 || w[0] != "rtt" || !ParseInteger(w[1], &r.rtt_ns) ||
+      !ParseInteger(w[2], &r.rttvar_ns) || r.rtt_ns < 0 || r.rttvar_ns < 0 || r.rtt_ns > kMost ||
+      r.rttvar_ns > kMost)
+    return std::nullopt;
+  r.samples = 1;
+  return r;
 }
 
 }  // namespace tilestream

@@ -17,6 +17,7 @@
 // it is tested without sockets; not thread-safe (the coordinator's thread).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/base/rtt_estimate.h"
 #include "common/control/skew_histogram.h"
 
 namespace tilestream {
@@ -77,7 +79,7 @@ class SwapSyncMaster {
   // A tick the clock just sent; decided at deadline_ns at the latest, and
   // shown at at_ns (see SyncEvent; 0: at once).
   void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns, int64_t at_ns = 0);
-  // Tile has tick `timestamp` complete.
+  // Tile has tick `timestamp` complete (said again: ignored).
   void Complete(uint32_t tile, uint32_t timestamp);
   // Appends the decisions due at now_ns, in tick order.
   void Decide(int64_t now_ns, std::vector<SyncEvent>* out);
@@ -111,6 +113,12 @@ class SwapSyncMaster {
   static constexpr size_t kMaxPending = 256;  // ticks awaiting a decision
   static constexpr size_t kMaxReleased = 64;  // ticks whose skew is being measured
 
+  // The last timestamps a tile reported complete: its copies are dropped.
+  struct RecentCompletes {
+    std::array<uint32_t, 8> timestamps{};
+    size_t next = 0, count = 0;
+  };
+  bool Reported(uint32_t tile, uint32_t timestamp);
   bool TakesPart(uint32_t t) const { return members_[t] && !left_out_[t]; }
   bool AllComplete(const Pending& p) const;
   bool AnyMember(const Pending& p) const;
@@ -131,6 +139,7 @@ class SwapSyncMaster {
   uint32_t left_out_count_ = 0;
   std::vector<uint32_t> misses_;  // in a row, per tile
   std::vector<uint64_t> ticks_without_;
+  std::vector<RecentCompletes> recent_complete_;
   std::vector<Change> changes_;
   std::deque<Pending> pending_;
   std::deque<Released> released_;
@@ -176,5 +185,10 @@ std::string FormatPong(int64_t ns);
 std::string FormatStamp(std::string_view word, int64_t ns);
 // The stamp of "WORD NS" (WORD: ping, pong or latency).
 std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line);
+// "rtt NS VAR_NS": the round trip the master measured to the node, and its
+// deviation, after each sample: a far node's repairs wait that long
+// before they ask again, until they have measured their own.
+std::string FormatRtt(const RttEstimate& rtt);
+std::optional<RttEstimate> ParseRtt(std::string_view line);
 
 }  // namespace tilestream

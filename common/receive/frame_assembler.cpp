@@ -30,16 +30,18 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
     : options_(options),
       coverage_(size_t{options.tile.width} * options.tile.height),
       seen_(kWindow / 64, 0),
-      repair_{.coverage = CoverageMap(options.rtx_payload_type && !options.show_partial
-                                          ? size_t{options.tile.width} * options.tile.height
-                                          : 0)},
       ssrc_(options.ssrc) {
   held_bytes_.resize(kHeldSlots * kMaxHeld);
   options_.queue_depth = std::clamp<size_t>(options_.queue_depth, 1, 32);
   queue_.resize(options_.queue_depth);
   if (options_.show_partial) options_.rtx_payload_type.reset();
   if (options_.rtx_payload_type) loss_ = std::make_unique<LossTracker>(options_.loss);
-  const size_t buffers = options_.queue_depth + (loss_ ? 3 : 2);
+  options_.repair_frames =
+      loss_ ? std::clamp<size_t>(options_.repair_frames, 1, kMaxRepairFrames) : 0;
+  repairs_.resize(options_.repair_frames);
+  for (Repair& r : repairs_)
+    r.coverage = CoverageMap(size_t{options.tile.width} * options.tile.height);
+  const size_t buffers = options_.queue_depth + 2 + options_.repair_frames;
   buffers_.reserve(buffers);
   for (size_t b = 0; b < buffers; ++b) {
     buffers_.emplace_back(options_.tile.frame_bytes());
@@ -287,7 +289,11 @@ void FrameAssembler::Finish(bool by_marker) {
   have_frame_ = false;
   have_finished_ = true;
   finished_timestamp_ = timestamp_;
-  if (repair_.valid) EndRepair(/*complete=*/false);  // a newer frame ended
+  // A frame in repair that repair_frames newer frames have passed is given up.
+  ++frames_ended_;
+  for (Repair& r : repairs_)
+    if (r.valid && frames_ended_ - r.parked_at >= options_.repair_frames)
+      EndRepair(r, /*complete=*/false);
   if (!complete && loss_) return ParkForRepair();
   ++(complete ? stats_.frames_complete : stats_.frames_incomplete);
   if (!complete && !options_.show_partial) return;  // hold the previous picture
@@ -298,16 +304,25 @@ void FrameAssembler::Finish(bool by_marker) {
   assembling_ = FreeBuffer();
 }
 
+// In timestamp order: a repaired frame may be older than frames queued
+// after it ended.
 void FrameAssembler::Enqueue(int buffer, uint32_t timestamp, bool complete) {
   if (queued_ == queue_.size()) PopQueue(1);  // a full queue drops its oldest frame
-  queue_[queued_++] = {buffer, {buffers_[buffer].data(), timestamp, complete}};
-  just_finished_ = queue_[queued_ - 1].info;
+  size_t at = queued_;
+  while (at > 0 && static_cast<int32_t>(queue_[at - 1].info.timestamp - timestamp) > 0) {
+    queue_[at] = queue_[at - 1];
+    --at;
+  }
+  queue_[at] = {buffer, {buffers_[buffer].data(), timestamp, complete}};
+  ++queued_;
+  just_finished_ = queue_[at].info;
   has_just_finished_ = true;
 }
 
 int FrameAssembler::FreeBuffer() const {
   for (int b = 0; b < static_cast<int>(buffers_.size()); ++b) {
-    bool used = b == consumer_ || (repair_.valid && b == repair_.buffer);
+    bool used = b == consumer_;
+    for (const Repair& r : repairs_) used = used || (r.valid && b == r.buffer);
     for (size_t i = 0; i < queued_; ++i) used = used || queue_[i].buffer == b;
     if (!used) return b;
   }
@@ -316,31 +331,40 @@ int FrameAssembler::FreeBuffer() const {
 
 // The frame just ended incomplete waits for its retransmissions in a
 // buffer of its own, with its coverage; assembling goes on in a free one.
+// Finish gave up the frames repair_frames newer ones passed, so a slot is
+// free.
 void FrameAssembler::ParkForRepair() {
-  std::swap(coverage_, repair_.coverage);  // the repair map was left clear
-  repair_.valid = true;
-  repair_.buffer = assembling_;
-  repair_.timestamp = timestamp_;
-  repair_.reach = high_water_;
+  Repair& r =
+      *std::find_if(repairs_.begin(), repairs_.end(), [](const Repair& x) { return !x.valid; });
+  std::swap(coverage_, r.coverage);  // the repair map was left clear
+  r.valid = true;
+  r.buffer = assembling_;
+  r.timestamp = timestamp_;
+  r.reach = high_water_;
+  r.first_sequence = frame_first_sequence_;
+  r.parked_at = frames_ended_;
   high_water_ = 0;  // coverage_ is clear
   std::lock_guard lock(handoff_mu_);
   assembling_ = FreeBuffer();
 }
 
-void FrameAssembler::EndRepair(bool complete) {
-  repair_.valid = false;
-  repair_.coverage.Clear(repair_.reach / kPgroupBytes);
+void FrameAssembler::EndRepair(Repair& r, bool complete) {
+  r.valid = false;
+  r.coverage.Clear(r.reach / kPgroupBytes);
   if (!complete) {
     ++stats_.frames_incomplete;
-    // What it still missed can no longer be shown: not asked for again.
-    if (plan_) loss_->GiveUpBefore(frame_first_sequence_);
+    // What it still missed can no longer be shown: not asked for again
+    // (up to the first packet of the oldest frame still wanted).
+    uint64_t wanted = frame_first_sequence_;
+    for (const Repair& other : repairs_)
+      if (other.valid) wanted = std::min(wanted, other.first_sequence);
+    if (plan_) loss_->GiveUpBefore(wanted);
     return;
   }
   ++stats_.frames_complete;
   ++stats_.frames_repaired;
   std::lock_guard lock(handoff_mu_);
-  Enqueue(repair_.buffer, repair_.timestamp,
-          true);  // newer than all queued: a newer one ending gives it up
+  Enqueue(r.buffer, r.timestamp, true);
 }
 
 void FrameAssembler::PopQueue(size_t n) {
@@ -530,15 +554,18 @@ AddResult FrameAssembler::AddRetransmission(std::span<const std::byte> packet,
   return AddResult::kOk;
 }
 
-// A missing packet of the frame waiting for repair goes into it; false when
+// A missing packet of a frame waiting for repair goes into it; false when
 // it is of no such frame.
 bool FrameAssembler::WriteToRepair(const Rfc4175View& v) {
-  if (!repair_.valid || v.rtp.timestamp != repair_.timestamp) return false;
-  TileGeometry extent;
-  CopySegmentsToFrame(v, options_.tile, buffers_[repair_.buffer].span());
-  Mark(v, repair_.coverage, &repair_.reach, &extent);
-  if (repair_.coverage.full()) EndRepair(/*complete=*/true);
-  return true;
+  for (Repair& r : repairs_) {
+    if (!r.valid || v.rtp.timestamp != r.timestamp) continue;
+    TileGeometry extent;
+    CopySegmentsToFrame(v, options_.tile, buffers_[r.buffer].span());
+    Mark(v, r.coverage, &r.reach, &extent);
+    if (r.coverage.full()) EndRepair(r, /*complete=*/true);
+    return true;
+  }
+  return false;
 }
 
 // A packet beyond the tile: how far the stream really reaches, for the
@@ -560,6 +587,10 @@ std::optional<ReadyFrame> FrameAssembler::TakeReady() {
   if (queued_ == 0) return std::nullopt;
   const Queued newest = queue_[queued_ - 1];
   queued_ = 0;
+  // A frame repaired after a newer one was taken is not shown backwards.
+  if (taken_any_ && TimestampDelta(newest.info.timestamp, last_taken_) <= 0) return std::nullopt;
+  taken_any_ = true;
+  last_taken_ = newest.info.timestamp;
   consumer_ = newest.buffer;
   return newest.info;
 }

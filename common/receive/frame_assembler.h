@@ -118,6 +118,9 @@ struct AssemblerStats {
   }
 };
 
+// At most so many frames held for repair at once: a tile's 12 MB each.
+inline constexpr size_t kMaxRepairFrames = 8;
+
 struct AssemblerOptions {
   TileGeometry tile;
   // Accept only this SSRC. Unset: lock onto the first one seen, and onto a
@@ -138,10 +141,11 @@ struct AssemblerOptions {
   // Retransmission on (docs/receiver.md, "Recovering lost packets"):
   // packets of this payload type are RFC 4588 retransmissions; lost
   // packets are tracked for NACKs (loss()), and a frame that ends
-  // incomplete is kept for repair until the next frame ends (one more
-  // frame buffer). Unset: off. Not with show_partial.
+  // incomplete is kept for repair until `repair_frames` newer frames have
+  // ended (a frame buffer each). Unset: off. Not with show_partial.
   std::optional<uint8_t> rtx_payload_type;
   LossTracker::Options loss;
+  size_t repair_frames = 1;  // 1 to kMaxRepairFrames
 };
 
 struct ReadyFrame {
@@ -284,8 +288,9 @@ class FrameAssembler {
   // oldest). REQUIRES: handoff_mu_ held, as for FreeBuffer.
   void Enqueue(int buffer, uint32_t timestamp, bool complete);
   int FreeBuffer() const;
+  struct Repair;
   void ParkForRepair();
-  void EndRepair(bool complete);
+  void EndRepair(Repair& r, bool complete);
   void NoteBeyondTile(std::span<const std::byte> packet);
   void PopQueue(size_t n);  // drops the n oldest queued frames
   void StartFrame(uint32_t timestamp);
@@ -304,10 +309,12 @@ class FrameAssembler {
   // Indices into buffers_. handoff_mu_ guards consumer_, queue_ and
   // queued_ (assembling_ is the network thread's alone).
   PiMutex handoff_mu_;                 // the presenter may be real-time
-  std::vector<ZeroedBuffer> buffers_;  // queue_depth + 2 (+ 1 in repair)
+  std::vector<ZeroedBuffer> buffers_;  // queue_depth + 2 (+ repair_frames)
   int assembling_ = 0, consumer_ = -1;
   std::vector<Queued> queue_;  // queue_depth, oldest first
   size_t queued_ = 0;
+  bool taken_any_ = false;  // TakeReady's last frame
+  uint32_t last_taken_ = 0;
   ReadyFrame just_finished_;  // the network thread's copy
   bool has_just_finished_ = false;
   bool have_frame_ = false;  // assembling a frame
@@ -330,8 +337,9 @@ class FrameAssembler {
   bool new_frame_held_ = false;
   std::vector<std::byte> held_bytes_;  // kMaxHeld per slot
   size_t next_held_ = 0;
-  // Retransmission: the missing packets, and the frame that ended
-  // incomplete, kept until it is whole or the next frame ends.
+  // Retransmission: the missing packets, and the frames that ended
+  // incomplete, each kept until it is whole or repair_frames newer frames
+  // have ended.
   std::unique_ptr<LossTracker> loss_;
   // ExpectPlan: where the newest packet's pixels start; open until the
   // tail after it is marked lost.
@@ -346,9 +354,12 @@ class FrameAssembler {
     int buffer = -1;
     uint32_t timestamp = 0;
     size_t reach = 0;  // bytes, as high_water_
-    CoverageMap coverage;
+    CoverageMap coverage{0};
+    uint64_t first_sequence = 0;  // of its frame (with the plan)
+    uint64_t parked_at = 0;       // frames_ended_ when it was parked
   };
-  Repair repair_;
+  std::vector<Repair> repairs_;  // repair_frames
+  uint64_t frames_ended_ = 0;
   // Whether `from` may send this stream (ExpectSources).
   bool Foreign(const sockaddr_storage* from) const {
     if (sources_count_ == 0 || !from) return false;

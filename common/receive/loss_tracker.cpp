@@ -62,7 +62,8 @@ void LossTracker::GiveUpBefore(uint64_t sequence) {
 // schedule.
 int64_t LossTracker::RetryAfter(uint32_t requests) const {
   if (stats_.rtt.samples > 0)
-    return std::max(options_.first_retry_ns, stats_.rtt.rtt_ns + 2 * stats_.rtt.rttvar_ns);
+    return std::max(options_.first_retry_ns, RetryAfterNs(stats_.rtt.rtt_ns, stats_.rtt.rttvar_ns));
+  if (hint_.rtt_ns > 0) return RetryAfterNs(hint_.rtt_ns, hint_.rttvar_ns);
   return options_.first_retry_ns << std::min<uint32_t>(requests - 1, 20);
 }
 

@@ -5,10 +5,13 @@
 //
 // A lost packet is asked for once `reorder_ns` has passed since it was
 // found missing (a packet passed by a later one within that window is not
-// lost: no NACK), then again a bounded number of times: every measured
-// round trip plus two deviations once the tracker has measured one, else
-// after 2, 4, 8 ... ms (a LAN's schedule). The round trip is measured from
-// a packet's first request to its arrival (what comes back first answers
+// lost: no NACK), then again a bounded number of times, after
+// RetryAfterNs (common/base/rtt_estimate.h) of the round trip it measured,
+// or until it has one of the round trip the wall measured to the node
+// (SetRttHint, from the swap sync's pings), else after 2, 4, 8 ... ms (a
+// LAN's schedule: a far node's first requests would all go before the
+// first answer could come). The round trip is measured from a packet's
+// first request to its arrival (what comes back first answers
 // the first request, unless that was lost: then the sample runs long by a
 // retry, which the smoothing takes in), smoothed as TCP does (RFC 6298).
 // A request whose answer could not come back (now + round trip) before
@@ -60,6 +63,12 @@ class LossTracker {
   // A new window (the wall's playout latency changed): for what is found
   // missing from now on and what is still asked for. REQUIRES: > 0.
   void SetWindow(int64_t window_ns) { options_.window_ns = window_ns; }
+  // The round trip to the sender as the wall measured it (0: unknown),
+  // for the retries until this tracker has measured its own.
+  void SetRttHint(int64_t rtt_ns, int64_t rttvar_ns) {
+    hint_.rtt_ns = rtt_ns;
+    hint_.rttvar_ns = rttvar_ns;
+  }
   // Extended sequence numbers [first, first + count) were found missing.
   void Lost(uint64_t first, uint64_t count);
   // `sequence` arrived: true if it was missing (and now is not).
@@ -99,6 +108,7 @@ class LossTracker {
   int64_t now_ns_ = 0;
   int64_t next_due_ns_ = kNever;
   LossTrackerStats stats_;
+  RttEstimate hint_;
 };
 
 }  // namespace tilestream

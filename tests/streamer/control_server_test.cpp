@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "common/base/clock.h"
+#include "common/control/sync_datagram.h"
+#include "common/net/datagram_port.h"
 #include "tests/support/temp_dir.h"
 
 namespace tilestream {
@@ -99,6 +103,64 @@ TEST_F(ControlServerTest, ASyncConnectionMakesItsNodesTilesTakePartUntilItCloses
   EXPECT_EQ(server_->receiver_stats()[1].stats.frames, 30u);
 }
 
+// The sync's time-critical lines also come and go as datagrams
+// (common/control/sync_datagram.h): with the key the reply to "sync" gave,
+// a node's completes count and its decisions come back three times, each
+// datagram carrying the decisions before; anyone else's datagrams, and a
+// command in one, count for nothing.
+TEST_F(ControlServerTest, ASyncedNodesDatagramsCarryItsReportsAndDecisionsOnlyWithItsKey) {
+  Open(/*with_token=*/false);
+  LineChannel c = Connect();
+  const auto reply = nlohmann::json::parse(Ask(&c, "sync left"));
+  const auto key = ParseSyncKey(reply.value("udp_key", ""));
+  ASSERT_TRUE(key) << reply.dump();
+  auto udp = ConnectUdp("127.0.0.1", server_->port());
+  ASSERT_TRUE(udp.ok()) << udp.status().message();
+  const auto serve = [&] {
+    for (int i = 0; i < 5; ++i) server_->Poll(2'000'000);
+  };
+  const int64_t far = MonotonicNs() + 60'000'000'000;
+  sync_.OpenTick(0, 1000, far);
+  // A stranger's key, a command, the other tile's complete of another tick.
+  SendCopies(udp->get(), FormatSyncDatagram(*key ^ 1, FormatComplete(0, 1000)), 1);
+  SendCopies(udp->get(), FormatSyncDatagram(*key, "pause"), 1);
+  SendCopies(udp->get(), "tsync nonsense\ncomplete 0 1000", 1);
+  serve();
+  std::vector<SyncEvent> events;
+  sync_.Complete(1, 1000);
+  sync_.Decide(MonotonicNs(), &events);
+  EXPECT_TRUE(events.empty()) << "tile 0 reported by a stranger only";
+  // The node's own, three copies and over TCP too: one complete.
+  SendCopies(udp->get(), FormatSyncDatagram(*key, FormatComplete(0, 1000)), kSyncCopies);
+  c.Send(FormatComplete(0, 1000));
+  serve();
+  sync_.Decide(MonotonicNs(), &events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(sync_.stats().unmatched, 0u) << "a copy is no late report";
+  server_->SendSync(events);
+  // The decision: by TCP, and three datagrams to where the node's came from.
+  std::optional<SyncEvent> by_tcp;
+  for (int i = 0; i < 5 && !by_tcp; ++i) by_tcp = ParseSyncEvent(Ask(&c, ""));  // past the ping
+  ASSERT_TRUE(by_tcp);
+  EXPECT_EQ(by_tcp->timestamp, 1000u);
+  std::array<char, kMaxSyncDatagram> buffer;
+  int datagrams = 0;
+  for (int i = 0; i < 100 && datagrams < kSyncCopies; ++i) {
+    const ssize_t n = recv(udp->get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (n < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(n)});
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->key, *key);
+    ASSERT_EQ(d->count, 1u);
+    EXPECT_EQ(ParseSyncEvent(d->lines[0])->tick, 0u);
+    ++datagrams;
+  }
+  EXPECT_EQ(datagrams, kSyncCopies);
+}
+
 // The coordinator measures each display node's round trip on its sync
 // connection: a ping at once on joining (and once a second after), which
 // the node answers with the same stamp.
@@ -117,8 +179,13 @@ TEST_F(ControlServerTest, ASyncConnectionsRoundTripIsMeasuredFromPingToPong) {
   EXPECT_GE(server_->NodeRtt(0).rtt_ns, 20'000'000);
   EXPECT_EQ(server_->NodeRtt(0).rttvar_ns, 0);  // one sample says nothing of the jitter
   EXPECT_EQ(server_->LargestRtt().rtt_ns, server_->NodeRtt(0).rtt_ns);
-  // Pinged again at once, twice, for a round trip with a deviation before tick 0.
+  // After each sample the node is told the round trip (its repairs wait as
+  // long before they ask again), and pinged again at once, twice, for a
+  // round trip with a deviation before tick 0.
   for (int i = 0; i < 2; ++i) {
+    const auto rtt = ParseRtt(Ask(&c, ""));
+    ASSERT_TRUE(rtt);
+    EXPECT_EQ(rtt->rtt_ns, server_->NodeRtt(0).rtt_ns);
     const auto again = ParseStamp("ping", Ask(&c, ""));
     ASSERT_TRUE(again);
     c.Send(FormatPong(*again));
@@ -126,6 +193,7 @@ TEST_F(ControlServerTest, ASyncConnectionsRoundTripIsMeasuredFromPingToPong) {
       server_->Poll(10'000'000);
   }
   EXPECT_EQ(server_->NodeRtt(0).samples, 3u);
+  EXPECT_TRUE(ParseRtt(Ask(&c, "")));
   c.Send(FormatPong(MonotonicNs() + 1'000'000'000));  // from the future: no sample
   server_->Poll(10'000'000);
   EXPECT_EQ(server_->NodeRtt(0).samples, 3u);

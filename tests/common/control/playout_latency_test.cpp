@@ -67,15 +67,25 @@ TEST(PlayoutLatency, AStalledNodesRoundTripLeavesTheRepairsHalfTheLatency) {
 TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
+  // The way there and back, two requests answered (each waited for as a
+  // tile's repairs wait: RetryAfterNs, 2 + 20 + 4 ms), the margin.
   l.Update(20 * kMs, 2 * kMs);  // no repair measured: the sync's round trip
-  EXPECT_EQ(l.latency_ns(), (20 + 2 * 24 + 19) * kMs);
-  l.Update(20 * kMs, 2 * kMs, 30 * kMs, 5 * kMs);  // repairs take longer
-  EXPECT_EQ(l.latency_ns(), (20 + 2 * 40 + 19) * kMs);
+  EXPECT_EQ(l.latency_ns(), (20 + 2 * 26 + 19) * kMs);
+  l.Update(20 * kMs, 2 * kMs, 30 * kMs, 5 * kMs);  // repairs take longer: 2 + 30 + 10
+  EXPECT_EQ(l.latency_ns(), (20 + 2 * 42 + 19) * kMs);
   l.Update(10 * kMs, 1 * kMs);
-  EXPECT_EQ(l.latency_ns(), 119 * kMs);         // not lowered
+  EXPECT_EQ(l.latency_ns(), 123 * kMs);         // not lowered
   EXPECT_EQ(l.margin_ns(), (5 + 2 + 5) * kMs);  // the margin follows the path now
   l.Update(200 * kMs, 0);
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
+}
+
+// A packet found missing is asked for after `stream.reorder_ms`: auto
+// waits as much more.
+TEST(PlayoutLatency, AutoTakesInTheWaitBeforeAMissingPacketIsAskedFor) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs, 3 * kMs);
+  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), (20 + 3 + 2 * 26 + 19) * kMs);
 }
 
 // A short path: never less than a frame interval, the slack a wall

@@ -38,6 +38,20 @@ TEST(SwapSync, ReleasesATickOnceEveryTileHasIt) {
   EXPECT_TRUE(Decide(&m, 100 * kMs).empty()) << "decided once";
 }
 
+// A report that came both ways (a datagram and TCP, and the datagram's
+// copies) counts once: neither a late report nor a tile in time again.
+TEST(SwapSync, AReportSaidAgainCountsOnce) {
+  SwapSyncMaster m = ThreeTiles();
+  m.OpenTick(0, 1000, 80 * kMs);
+  for (uint32_t t = 0; t < 3; ++t) m.Complete(t, 1000);
+  EXPECT_THAT(Decide(&m, 1 * kMs), ElementsAre("present 1000 0"));
+  for (int copy = 0; copy < 3; ++copy) m.Complete(1, 1000);
+  EXPECT_EQ(m.stats().unmatched, 0u);
+  m.Complete(1, 999);  // never opened: unmatched, once
+  m.Complete(1, 999);
+  EXPECT_EQ(m.stats().unmatched, 1u);
+}
+
 TEST(SwapSync, SkipsAnIncompleteTickAtItsDeadlineOnEveryTile) {
   SwapSyncMaster m = ThreeTiles();
   m.OpenTick(0, 1000, 80 * kMs);

@@ -749,6 +749,44 @@ TEST(FrameAssemblerRetransmission, AFrameIsGivenUpOnceTheNextOneEnds) {
   EXPECT_TRUE(Shows(*r, f2));
 }
 
+// A wall whose latency spans several frames (60 fps, a far node) holds as
+// many in repair at once (here 3): the older frame, repaired after newer
+// ones ended, is queued before them, and a frame is given up once three
+// newer ones have ended.
+TEST(FrameAssemblerRetransmission, SeveralFramesWaitForTheirRepairsAtOnce) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.queue_depth = 4;
+  o.rtx_payload_type = kRtxPt;
+  o.repair_frames = 3;
+  FrameAssembler a(o);
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2), f3 = PatternFrame(kTile, 3),
+             f4 = PatternFrame(kTile, 4);
+  const Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5),
+                p3 = FramePackets(f3, 8200, 10), p4 = FramePackets(f4, 11800, 15);
+  for (const Packets* p : {&p1, &p2})  // each misses its third packet
+    for (size_t i = 0; i < p->size(); ++i)
+      if (i != 2) a.Add((*p)[i]);
+  AddAll(a, p3);  // whole; both still wait
+  EXPECT_EQ(a.stats().frames_incomplete, 0u);
+  EXPECT_EQ(a.Add(Rtx(p2[2], 1)), AddResult::kOk);
+  EXPECT_EQ(a.Add(Rtx(p1[2], 2)), AddResult::kOk);  // older, repaired last
+  EXPECT_EQ(a.stats().frames_repaired, 2u);
+  for (const auto& [ts, f] : {std::pair{1000u, &f1}, {4600u, &f2}, {8200u, &f3}}) {
+    auto r = a.TakeFrame(ts, false);
+    ASSERT_TRUE(r.has_value()) << ts;
+    EXPECT_TRUE(Shows(*r, *f)) << ts;
+  }
+  for (size_t i = 0; i < p4.size(); ++i)
+    if (i != 2) a.Add(p4[i]);
+  for (uint32_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(a.stats().frames_incomplete, 0u) << k;
+    AddAll(a, FramePackets(PatternFrame(kTile, 5 + k), 15400 + 3600 * k, 20 + 5 * k));
+  }
+  EXPECT_EQ(a.stats().frames_incomplete, 1u);
+  EXPECT_EQ(a.Add(Rtx(p4[2], 3)), AddResult::kLate);
+}
+
 TEST(FrameAssemblerRetransmission, ARetransmissionOfWhatIsNotMissingIsNeverWritten) {
   FrameAssembler a = MakeRepairing();
   const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);

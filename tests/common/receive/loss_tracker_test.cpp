@@ -123,14 +123,40 @@ TEST(LossTracker, AsksAgainAfterTheMeasuredRoundTrip) {
   t.SetNow(30 * kMs);
   t.Lost(2, 1);
   EXPECT_EQ(Due(t, 30 * kMs), std::vector<uint16_t>{2});
-  EXPECT_EQ(t.next_due_ns(), (30 + 20) * kMs);
-  EXPECT_EQ(Due(t, 49 * kMs), std::vector<uint16_t>{});
-  EXPECT_EQ(Due(t, 50 * kMs), std::vector<uint16_t>{2});
+  // 2 ms + 20 + an eighth of it (one sample: no deviation yet).
+  const int64_t again = 30 * kMs + 2 * kMs + 20 * kMs + 20 * kMs / 8;
+  EXPECT_EQ(t.next_due_ns(), again);
+  EXPECT_EQ(Due(t, again - 1), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, again), std::vector<uint16_t>{2});
   // A second sample moves the estimate as TCP's does.
   t.SetNow(110 * kMs);  // 80 ms after the first request
   EXPECT_TRUE(t.Arrived(2));
   EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs + 60 * kMs / 8);
   EXPECT_EQ(t.stats().rtt.rttvar_ns, 60 * kMs / 4);
+}
+
+// Before it measured a round trip of its own, a node far away asks again
+// after the one the swap sync measured to it (RetryAfterNs: an eighth
+// more, and 2 ms), not on a LAN's 2, 4, 8 ms: those requests all
+// went before the first answer could come (the simulation's burst-50 asked
+// for each lost packet 4 times). Its own measurement then takes over.
+TEST(LossTracker, AsksAgainAfterTheWallsRoundTripUntilItMeasuredItsOwn) {
+  LossTracker::Options o = Options();
+  o.window_ns = 500 * kMs;
+  LossTracker t(o);
+  t.SetRttHint(40 * kMs, 2 * kMs);
+  t.SetNow(0);
+  t.Lost(1, 1);
+  EXPECT_EQ(Due(t, 0), std::vector<uint16_t>{1});
+  const int64_t again = 2 * kMs + 40 * kMs + 40 * kMs / 8;  // two deviations are less
+  EXPECT_EQ(t.next_due_ns(), again);
+  EXPECT_EQ(Due(t, again - 1), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, again), std::vector<uint16_t>{1});
+  t.SetNow(again + 10 * kMs);
+  EXPECT_TRUE(t.Arrived(1));  // its own sample: 61 ms
+  t.Lost(2, 1);
+  Due(t, again + 10 * kMs);
+  EXPECT_EQ(t.next_due_ns(), again + 10 * kMs + RetryAfterNs(t.stats().rtt.rtt_ns, 0));
 }
 
 // A request whose answer would come back after the packet is given up is
