@@ -32,10 +32,18 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
   if (r.ticks_torn)
     fail("torn",
          fmt::format("{} tile frames missing from ticks their tiles took part in", r.ticks_torn));
-  uint64_t lost = 0, requested = 0, unrecoverable = 0, refused = 0;
-  for (const TileCounters& t : r.tiles) {
+  uint64_t lost = 0, requested = 0, unrecoverable = 0, refused = 0, repairable = 0;
+  for (size_t i = 0; i < r.tiles.size(); ++i) {
+    const TileCounters& t = r.tiles[i];
     lost += t.lost;
     refused += t.refused_sends;
+    // A tile whose socket broke (kSendsFail) answers nothing: what it
+    // lost after is neither recoverable nor asked for in vain.
+    const bool broke = std::any_of(s.faults.begin(), s.faults.end(), [&](const Fault& f) {
+      return f.kind == Fault::Kind::kSendsFail && f.which == i;
+    });
+    if (broke) continue;
+    repairable += t.lost;
     requested += t.nack_requested;
     unrecoverable += t.unrecoverable;
   }
@@ -47,12 +55,13 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
          fmt::format("{} counted lost; {} refused, {} lost on the paths, {} in full sockets", lost,
                      refused, r.lost_on_paths, r.dropped_at_nodes));
   if (unrecoverable && !NodeFaults(s))
-    fail("recovered", fmt::format("{} packets unrecoverable of {} lost", unrecoverable, lost));
+    fail("recovered",
+         fmt::format("{} packets unrecoverable of {} lost", unrecoverable, repairable));
   // A path down loses the requests too: asked again and again, rightly.
-  if (lost > 0 && !NodeFaults(s) &&
-      static_cast<double>(requested) > 1.2 * static_cast<double>(lost))
+  if (repairable > 0 && !NodeFaults(s) &&
+      static_cast<double>(requested) > 1.2 * static_cast<double>(repairable))
     fail("requests", fmt::format("{} requested for {} lost: {:.2f} per lost packet", requested,
-                                 lost, static_cast<double>(requested) / lost));
+                                 repairable, static_cast<double>(requested) / repairable));
   if (r.late_decisions)
     fail("late", fmt::format("{} decisions reached a node after their moment, its path up",
                              r.late_decisions));

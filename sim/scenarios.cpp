@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <tuple>
 
 #include "sim/scenario.h"
 
@@ -111,12 +112,43 @@ void ReferenceScenarios(std::vector<Scenario>& all) {
     s.seconds = 20;
     all.push_back(s);
   }
+  // Issue 43 at the reference wall's scale: far away, every packet lossy,
+  // the sync's TCP too, latency auto; each tile holds several frames in
+  // repair. 22 fps at 40 ms and 2%; 60 fps at 20 ms and 1% (the 16-core
+  // machine showed 1,335 of 1,800 ticks at 60 fps with 1% loss on a LAN
+  // before).
+  for (const auto& [fps, rtt, loss] :
+       {std::tuple{22.0, 40.0, 0.02}, std::tuple{60.0, 20.0, 0.01}}) {
+    Scenario s = Reference(fps, "none");
+    s.name = fmt::format("reference-{}fps-rtt-{}ms-lost-{}pct", fps, rtt, loss * 100);
+    s.about +=
+        fmt::format(", rtt {} ms, jitter 2 ms, {}% of every packet lost, TCP too, latency auto",
+                    rtt, loss * 100);
+    s.path.one_way_ns = static_cast<int64_t>(rtt * 1e6 / 2);
+    s.path.jitter_ns = 2'000'000;
+    s.path.loss = s.path.tcp_loss = loss;
+    s.latency_ms = -1;
+    s.seconds = 10;
+    // Not yet (issue 43): 219 of 220 ticks at 22 fps with auto at 359 ms
+    // (the target: a frame interval + 4 round trips, 205 ms), 593 of 600
+    // at 60 fps with auto at 153 ms (target 77 ms). A repair's round trip
+    // here includes the answer's wait behind the paced frame in its
+    // sender, and the latency follows it.
+    s.expect_failure = {"shown"};
+    all.push_back(s);
+  }
 }
 
 // Far walls and lossy paths: the testbed's wall as LongPath plays it.
 void PathScenarios(std::vector<Scenario>& all) {
   for (double rtt : {10.0, 20.0, 40.0, 80.0})
     all.push_back(Testbed(fmt::format("rtt-{}ms", rtt), rtt, 2, 0.005));
+  for (double rtt : {10.0, 80.0}) {  // the ends of issue 43's range
+    Scenario s = Testbed(fmt::format("tcp-loss-2pct-{}ms", rtt), rtt, 5, 0.02);
+    s.path.tcp_loss = 0.02;
+    s.about += ", the sync's TCP segments too";
+    all.push_back(s);
+  }
   {
     Scenario s = Testbed("tcp-loss-2pct-40ms", 40, 5, 0.02);
     s.path.tcp_loss = 0.02;
@@ -404,10 +436,12 @@ Scenario SwarmScenario(uint64_t seed) {
   if (rtt_ms >= 1 || s.path.jitter_ns > 100'000 || r.Chance(0.3)) s.latency_ms = -1;
   s.refused = r.Chance(0.2) ? r.Uniform() * 0.01 : 0;
   if (s.path.loss > 0 || s.refused > 0) {
-    // Found by the swarm, issue 43's to fix: a tile holds one frame in
-    // repair until the next ends, the first requests follow a LAN's
-    // schedule until a round trip is measured, and a retry under jitter
-    // can come before the answer.
+    // Found by the swarm, issue 43's to fix: at 60 fps a tile's repair
+    // that needs a third round, or a lost tail found only when the
+    // pacer's next burst comes, misses a tick now and then (about 1 in
+    // 180 in 4% of the walls; seeds 19, 31, 39). Fixed since: one frame
+    // in repair, a LAN's retry schedule far away, a retry before the
+    // answer under jitter.
     s.may_fail = {"recovered", "requests", "shown"};
     s.may_fail_why = "repair under loss (issue 43)";
   }
@@ -437,15 +471,9 @@ Scenario SwarmScenario(uint64_t seed) {
       s.may_miss += static_cast<uint32_t>(std::ceil((2 * f.for_s + 0.2) * s.fps));
   for (const Fault& f : s.faults)  // at most 1.5 s of a 3 s show
     if (f.kind == Fault::Kind::kNicDown || f.kind == Fault::Kind::kRankLate) s.min_shown = 0.5;
-  if (r.Chance(0.1)) {
-    s.path.tcp_loss = r.Uniform() * 0.02;
-    // The sync's decisions wait for a lost segment (issue 43); without a
-    // latency, a node whose decisions stalled behind a timeout has let
-    // the frames of the ticks before go from its queue (seeds 2855, 2909).
-    for (const char* name : {"late", "skew", "shown", "torn"}) s.may_fail.push_back(name);
-    s.may_fail_why += s.may_fail_why.empty() ? "" : ", ";
-    s.may_fail_why += "the sync over TCP loss (issue 43)";
-  }
+  // The sync's TCP losing segments: its lines come as datagrams too, so
+  // nothing may fail for it (it did before: seeds 2855, 2909).
+  if (r.Chance(0.1)) s.path.tcp_loss = r.Uniform() * 0.02;
   DrawMore(r, s);
   return s;
 }

@@ -44,9 +44,13 @@ void WallSync::UpdateLatency() {
     repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
   }
   latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
-  if (latency_.latency_ns() == before && latency_said_) return;
-  server_->SetLatency(latency_.latency_ns());
+  const int64_t now = latency_.latency_ns();
+  if (now == before && latency_said_) return;
+  server_->SetLatency(now);
   latency_said_ = true;
+  // Logged when it rises, and while it falls (2 ms a second) each tenth.
+  if (now < logged_ns_ && now > logged_ns_ - logged_ns_ / 10) return;
+  logged_ns_ = now;
   spdlog::info(
       "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
       "{:.1f} ms, deviation {:.1f} ms)",

@@ -12,7 +12,17 @@ void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair
   margin_ns_ = sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
   const int64_t repair =
       repair_ns > 0 ? RetryAfterNs(repair_ns, repair_var_ns) : RetryAfterNs(sync_ns, sync_var_ns);
-  auto_ns_ = std::max({auto_ns_, sync_ns + reorder_ns_ + 2 * repair + margin_ns_, interval_ns_});
+  const int64_t asked = std::max(sync_ns + reorder_ns_ + 2 * repair + margin_ns_, interval_ns_);
+  if (asked >= auto_ns_) {  // up at once (or the first measurement)
+    auto_ns_ = asked;
+    calm_ = 0;
+    return;
+  }
+  const int64_t hysteresis = std::max<int64_t>(auto_ns_ / 10, kSlackNs);
+  calm_ = asked < auto_ns_ - hysteresis ? calm_ + 1 : 0;
+  if (calm_ < kCalmUpdates) return;
+  const int64_t step = std::min(kFallNs, interval_ns_ / 8);
+  auto_ns_ = std::max(asked, auto_ns_ - step);
 }
 
 int64_t PlayoutLatency::latency_ns() const {

@@ -26,9 +26,14 @@
 //   deadline = frame end + latency - margin, the margin at most half the
 //             latency (a stalled node's round trip must not take the
 //             repairs' time from every tile), no earlier than the frame end.
-// An auto latency only rises while the wall plays (a lower one would show
-// ticks early, one at a time); until a round trip is measured it is the
-// maximum. Plain logic; not thread-safe (the coordinator's thread).
+// An auto latency rises at once when the path asks for more. It falls
+// when the path has improved, with hysteresis: once what the round trips
+// ask for has stayed under it by a tenth (and 5 ms) for kCalmUpdates
+// updates in a row (a second each), it steps down towards that, by at
+// most kFallNs an update (an eighth of a frame interval at most), so
+// that each step shows one tick that much early, never a tick before the
+// one before it. Until a round trip is measured it is the maximum. Plain
+// logic; not thread-safe (the coordinator's thread).
 #pragma once
 
 #include <cstdint>
@@ -69,10 +74,13 @@ class PlayoutLatency {
 
  private:
   static constexpr int64_t kSlackNs = 5'000'000;
+  static constexpr int kCalmUpdates = 5;
+  static constexpr int64_t kFallNs = 2'000'000;
   SyncSettings settings_;
   int64_t interval_ns_;
   int64_t reorder_ns_;
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
+  int calm_ = 0;         // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
 };
 

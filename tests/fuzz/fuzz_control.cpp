@@ -3,7 +3,8 @@
 // line is parsed as a swap-sync line and as a command, applied to a real
 // playback and answered. Every reply must be one line of valid JSON with a
 // boolean "ok", a parsed command must be in its documented ranges, and
-// playback must stay inside the movie.
+// playback must stay inside the movie. The whole input is also read as a
+// sync datagram.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "common/control/control_protocol.h"
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
+#include "common/control/sync_datagram.h"
 
 namespace {
 
@@ -28,6 +30,7 @@ void OneLine(std::string_view line, tilestream::ControlCommands* commands,
              tilestream::Playback* playback) {
   tilestream::ParseSyncReport(line);
   tilestream::ParseSyncEvent(line);
+  tilestream::ParseRtt(line);
   if (auto c = tilestream::ParseCommand(line); c.ok()) {
     if (!std::isfinite(c->value) || c->value < -64 || c->value > 64 || c->frame < 0)
       __builtin_trap();
@@ -37,10 +40,28 @@ void OneLine(std::string_view line, tilestream::ControlCommands* commands,
     if (playback->Advance() >= playback->frames()) __builtin_trap();
 }
 
+// The whole input as a sync datagram too (common/control/sync_datagram.h):
+// refused, or its lines within bounds and inside the input.
+void OneDatagram(std::string_view input) {
+  const auto d = tilestream::ParseSyncDatagram(input);
+  if (!d) return;
+  if (input.size() > tilestream::kMaxSyncDatagram || d->count > tilestream::kMaxSyncDatagramLines)
+    __builtin_trap();
+  for (size_t i = 0; i < d->count; ++i) {
+    const std::string_view line = d->lines[i];
+    if (line.empty() || line.data() < input.data() ||
+        line.data() + line.size() > input.data() + input.size())
+      __builtin_trap();
+    tilestream::ParseSyncEvent(line);
+    tilestream::ParseSyncReport(line);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
+  OneDatagram(input);
   tilestream::Playback playback(7, 30);
   tilestream::ControlCommands commands(
       [](nlohmann::json* j) { (*j)["tiles"] = nlohmann::json::array(); });

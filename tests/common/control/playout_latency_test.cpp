@@ -80,6 +80,28 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
 }
 
+// A path that got better: auto falls once it has stayed better for 5
+// seconds, 2 ms a second (a tick shown 2 ms early each time), and stops
+// a tenth above what the path asks; worse again, it rises at once.
+TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.Update(60 * kMs, 5 * kMs);  // 60 + 2 x (2 + 60 + 10) + (30 + 10 + 5)
+  ASSERT_EQ(l.latency_ns(), 249 * kMs);
+  for (int second = 1; second <= 4; ++second) {
+    l.Update(20 * kMs, 2 * kMs);  // asks for 91 ms
+    EXPECT_EQ(l.latency_ns(), 249 * kMs) << second;
+  }
+  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), 247 * kMs);
+  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), 245 * kMs);
+  l.Update(60 * kMs, 5 * kMs);  // worse again: at once
+  EXPECT_EQ(l.latency_ns(), 249 * kMs);
+  for (int second = 0; second < 200; ++second) l.Update(20 * kMs, 2 * kMs);
+  EXPECT_GT(l.latency_ns(), 91 * kMs);  // the hysteresis kept
+  EXPECT_LE(l.latency_ns(), 91 * kMs + 25 * kMs);
+}
+
 // A packet found missing is asked for after `stream.reorder_ms`: auto
 // waits as much more.
 TEST(PlayoutLatency, AutoTakesInTheWaitBeforeAMissingPacketIsAskedFor) {
