@@ -15,6 +15,7 @@
 #include "common/control/sync_datagram.h"
 #include "common/net/datagram_port.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_for.h"
 
 namespace tilestream {
 namespace {
@@ -116,49 +117,56 @@ TEST_F(ControlServerTest, ASyncedNodesDatagramsCarryItsReportsAndDecisionsOnlyWi
   ASSERT_TRUE(key) << reply.dump();
   auto udp = ConnectUdp("127.0.0.1", server_->port());
   ASSERT_TRUE(udp.ok()) << udp.status().message();
-  const auto serve = [&] {
-    for (int i = 0; i < 5; ++i) server_->Poll(2'000'000);
+  // Datagrams of one socket are read in order: once a pong sent after
+  // them has made a round-trip sample, the server has read them all.
+  const auto served_all_sent = [&] {
+    const uint64_t before = server_->NodeRtt(0).samples;
+    SendCopies(udp->get(), FormatSyncDatagram(*key, FormatPong(MonotonicNs())), 1);
+    EXPECT_TRUE(testing::WaitFor([&] {
+      server_->Poll(10'000'000);
+      return server_->NodeRtt(0).samples > before;
+    }));
   };
-  const int64_t far = MonotonicNs() + 60'000'000'000;
-  sync_.OpenTick(0, 1000, far);
-  // A stranger's key, a command, the other tile's complete of another tick.
+  sync_.OpenTick(0, 1000, MonotonicNs() + 60'000'000'000);
+  // A stranger's key, a command, a malformed header: tile 0's complete
+  // counts for nothing.
   SendCopies(udp->get(), FormatSyncDatagram(*key ^ 1, FormatComplete(0, 1000)), 1);
   SendCopies(udp->get(), FormatSyncDatagram(*key, "pause"), 1);
   SendCopies(udp->get(), "tsync nonsense\ncomplete 0 1000", 1);
-  serve();
+  served_all_sent();
   std::vector<SyncEvent> events;
   sync_.Complete(1, 1000);
   sync_.Decide(MonotonicNs(), &events);
   EXPECT_TRUE(events.empty()) << "tile 0 reported by a stranger only";
-  // The node's own, three copies and over TCP too: one complete.
-  SendCopies(udp->get(), FormatSyncDatagram(*key, FormatComplete(0, 1000)), kSyncCopies);
+  // The node's own, over TCP and in three copies: one complete.
   c.Send(FormatComplete(0, 1000));
-  serve();
+  SendCopies(udp->get(), FormatSyncDatagram(*key, FormatComplete(0, 1000)), kSyncCopies);
+  served_all_sent();
+  server_->Poll(0);  // the TCP line, if it came after the last datagram
   sync_.Decide(MonotonicNs(), &events);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(sync_.stats().unmatched, 0u) << "a copy is no late report";
   server_->SendSync(events);
   // The decision: by TCP, and three datagrams to where the node's came from.
   std::optional<SyncEvent> by_tcp;
-  for (int i = 0; i < 5 && !by_tcp; ++i) by_tcp = ParseSyncEvent(Ask(&c, ""));  // past the ping
+  for (int i = 0; i < 10 && !by_tcp; ++i) by_tcp = ParseSyncEvent(Ask(&c, ""));  // past other lines
   ASSERT_TRUE(by_tcp);
   EXPECT_EQ(by_tcp->timestamp, 1000u);
   std::array<char, kMaxSyncDatagram> buffer;
-  int datagrams = 0;
-  for (int i = 0; i < 100 && datagrams < kSyncCopies; ++i) {
+  int decisions = 0;
+  EXPECT_TRUE(testing::WaitFor([&] {
     const ssize_t n = recv(udp->get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
-    if (n < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      continue;
-    }
+    if (n < 0) return false;
     const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(n)});
-    ASSERT_TRUE(d);
+    EXPECT_TRUE(d);
+    if (!d || d->count == 0) return false;
+    const auto e = ParseSyncEvent(d->lines[0]);
+    if (!e) return false;  // a ping
     EXPECT_EQ(d->key, *key);
-    ASSERT_EQ(d->count, 1u);
-    EXPECT_EQ(ParseSyncEvent(d->lines[0])->tick, 0u);
-    ++datagrams;
-  }
-  EXPECT_EQ(datagrams, kSyncCopies);
+    EXPECT_EQ(d->count, 1u);
+    EXPECT_EQ(e->tick, 0u);
+    return ++decisions == kSyncCopies;
+  }));
 }
 
 // The coordinator measures each display node's round trip on its sync

@@ -787,6 +787,27 @@ TEST(FrameAssemblerRetransmission, SeveralFramesWaitForTheirRepairsAtOnce) {
   EXPECT_EQ(a.Add(Rtx(p4[2], 3)), AddResult::kLate);
 }
 
+// Unsynced, the newest frame is shown: one repaired after a newer one was
+// taken is not shown backwards.
+TEST(FrameAssemblerRetransmission, AFrameRepairedAfterANewerWasTakenIsNotShownBackwards) {
+  AssemblerOptions o;
+  o.tile = kTile;
+  o.rtx_payload_type = kRtxPt;
+  o.repair_frames = 2;
+  FrameAssembler a(o);
+  const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
+  const Packets p1 = FramePackets(f1, 1000, 0), p2 = FramePackets(f2, 4600, 5);
+  for (size_t i = 0; i < p1.size(); ++i)
+    if (i != 2) a.Add(p1[i]);
+  AddAll(a, p2);
+  auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->timestamp, 4600u);
+  EXPECT_EQ(a.Add(Rtx(p1[2])), AddResult::kOk);
+  EXPECT_EQ(a.stats().frames_repaired, 1u);
+  EXPECT_FALSE(a.TakeReady().has_value());
+}
+
 TEST(FrameAssemblerRetransmission, ARetransmissionOfWhatIsNotMissingIsNeverWritten) {
   FrameAssembler a = MakeRepairing();
   const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);
