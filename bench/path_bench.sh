@@ -31,7 +31,7 @@ losses=${PATH_LOSSES:-0 0.1 1 2}
 tcp_loss=${PATH_TCP_LOSS:-yes}
 work=$out/path
 mkdir -p "$work"
-[ -x build/tools/pathline ] || cmake --build build --target pathline >/dev/null
+[ -x build/testbed/pathline ] || cmake --build build --target pathline >/dev/null
 config=$work/wall.toml
 sed "s/^fps = .*/fps = $fps/" configs/testbed-2x2.toml > "$config"
 printf '\n[sync]\nlatency_ms = "auto"\n' >> "$config"
@@ -44,7 +44,7 @@ machine_cpu() { awk '/^cpu /{print ($2+$3+$4+$7+$8)/100}' /proc/stat; }
 one_run() {  # RTT_MS LOSS_PERCENT TCP_LOSS(no|yes)
   local label=path.$1.$2 pids=() spec="rtt=${1}ms,loss=${2}%"
   if [ "$3" = yes ]; then label+=.tcp spec+=",tcp_loss=yes"; fi
-  scripts/testbed.sh up --path "$spec" >/dev/null
+  testbed/testbed.sh up --path "$spec" >/dev/null
   for n in "${nodes[@]}"; do
     ip netns exec "ts-$n" build/receiver/receiver --config "$config" --node "$n" --headless -q \
       --duration $((secs + 20)) --json "$work/$n.json" > "$work/$n.log" 2>&1 &
@@ -61,8 +61,8 @@ one_run() {  # RTT_MS LOSS_PERCENT TCP_LOSS(no|yes)
   seconds=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait "${pids[@]}" 2>/dev/null || true
-  scripts/testbed.sh path-report > "$work/path.json" 2>/dev/null || true
-  scripts/testbed.sh down >/dev/null
+  testbed/testbed.sh path-report > "$work/path.json" 2>/dev/null || true
+  testbed/testbed.sh down >/dev/null
   python3 - "$label" "$1" "$2" "$cpu" "$seconds" "$work" "$3" "$fps" <<'PY'
 import json, os, sys
 exec(os.environ["PYREC"])

@@ -23,7 +23,7 @@ dir=$(mkdir -p "$1" && cd "$1" && pwd)
 rm -rf "${dir:?}"/{bin,lib,usr,etc,env.sh}
 mkdir -p "$dir/bin" "$dir/lib"
 gcc -O2 -pthread -o build/bench/udpceil ../shared/bench/udpceil.c -lm
-programs=(build/streamer/streamer build/receiver/receiver build/tools/wallcut build/tools/wallctl build/tools/pathline
+programs=(build/streamer/streamer build/receiver/receiver build/tools/wallcut build/tools/wallctl build/testbed/pathline
   build/bench/udpceil
   build/bench/ring_read build/bench/packet_rate build/bench/udp_sink)
 for p in "${programs[@]}"; do strip -o "$dir/bin/$(basename "$p")" "$p"; done
@@ -67,9 +67,10 @@ if [ -d "$pmix" ] && ! cmp -s "$portable$pmix/pmix_mca_prm_default.so" "$pmix/pm
   echo "portable: replacing the plugins in $pmix with Open MPI's PMIx's own" >&2
   cp "$portable$pmix"/*.so "$pmix/"
 fi
-mkdir -p build/streamer build/receiver build/tools build/bench
+mkdir -p build/streamer build/receiver build/tools build/testbed build/bench
 for p in streamer receiver; do ln -sf "$portable/bin/$p" "build/$p/$p"; done
-for p in wallcut wallctl pathline; do ln -sf "$portable/bin/$p" "build/tools/$p"; done
+for p in wallcut wallctl; do ln -sf "$portable/bin/$p" "build/tools/$p"; done
+ln -sf "$portable/bin/pathline" build/testbed/pathline
 for p in udpceil ring_read packet_rate udp_sink; do ln -sf "$portable/bin/$p" "build/bench/$p"; done
 export UDPCEIL=$PWD/build/bench/udpceil
 EOF

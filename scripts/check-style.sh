@@ -2,7 +2,7 @@
 # The house style, enforced (scripts/test.sh runs it, so CI does): every C++
 # file of the tree as clang-format writes it (.clang-format), and no finding
 # of the agreed clang-tidy checks (.clang-tidy; tests/, streamer/ and
-# receiver/ adjust them) in common/, streamer/, receiver/, tools/, bench/,
+# receiver/ adjust them) in common/, streamer/, receiver/, tools/, testbed/, bench/,
 # sim/ and tests/. tests/layering/ is left out: its probe must not compile.
 #   scripts/check-style.sh [BUILD_DIR]   BUILD_DIR: a configured build with
 #                                        compile_commands.json (default build/)
@@ -32,7 +32,7 @@ echo "check-style: clang-format over ${#files[@]} files" >&2
 clang-format --dry-run -Werror "${files[@]}"
 
 # Which translation units clang-tidy reads: a regex over compile_commands.json.
-units="$PWD/(common|streamer|receiver|tools|bench|tests|sim)/(?!layering/)"
+units="$PWD/(common|streamer|receiver|tools|testbed|bench|tests|sim)/(?!layering/)"
 base=$(cat .ci/tidy-clean 2>/dev/null || true)
 if [ "$mode" = "--changed" ] && [ -n "$base" ] && git cat-file -e "$base^{commit}" 2>/dev/null; then
   # A whole pass costs CI 15 minutes on 2 cores (docs/decisions.md, "CI

@@ -8,7 +8,7 @@
 # tile, placed by the hostfile `streamer --print-hostfile` writes, with MPI
 # kept to the config's [mpi] network (`--print-mpirun-options`); -n is then
 # ignored. Run it on the first server. MPIRUN_FLAGS adds mpirun options
-# (the testbed's rsh agent: MPIRUN_FLAGS="--mca plm_rsh_agent scripts/testbed-rsh").
+# (the testbed's rsh agent: MPIRUN_FLAGS="--mca plm_rsh_agent testbed/testbed-rsh").
 # STREAMER_STUCK_S (default 15): how long after a rank vanished a job whose
 # mpirun is still there is ended (below).
 #

@@ -27,8 +27,8 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/udp_port.h"
 #include "tests/support/wait_for.h"
-#include "tools/frame_source.h"
-#include "tools/movie_cutter.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
 
 namespace tilestream {
 

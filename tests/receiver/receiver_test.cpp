@@ -37,9 +37,9 @@
 #include "tests/support/thread_policy.h"
 #include "tests/support/udp_port.h"
 #include "tests/support/wait_for.h"
-#include "tools/frame_source.h"
-#include "tools/joystick_client.h"
-#include "tools/movie_cutter.h"
+#include "tools/joystick/joystick_client.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
 
 namespace tilestream {
 namespace {

@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "tests/support/temp_dir.h"
-#include "tools/frame_source.h"
-#include "tools/movie_cutter.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
 
 namespace tilestream {
 namespace {

@@ -30,9 +30,9 @@
 #include "tests/support/thread_policy.h"
 #include "tests/support/tile_capture.h"
 #include "tests/support/wait_for.h"
-#include "tools/frame_source.h"
-#include "tools/movie_cutter.h"
-#include "tools/wall_cutter.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
+#include "tools/wallcut/wall_cutter.h"
 
 namespace tilestream {
 namespace {
@@ -179,11 +179,12 @@ class StreamerTest : public ::testing::Test {
         EXPECT_EQ(f.marker_sequence, *std::max_element(f.sequences.begin(), f.sequences.end()));
         EXPECT_TRUE(f.pixels == StoreFrame(t, tick % kFrames)) << "tile " << t << " tick " << tick;
         all_sequences.insert(all_sequences.end(), f.sequences.begin(), f.sequences.end());
-        if (t == 0)
+        if (t == 0) {
           timestamps_of_tile0.insert(ts);
-        else if (!any_skipped)
+        } else if (!any_skipped) {
           EXPECT_TRUE(timestamps_of_tile0.count(ts))
               << "tile " << t << " has a timestamp tile 0 lacks";
+        }
       }
       std::sort(all_sequences.begin(), all_sequences.end());
       for (size_t i = 0; i < all_sequences.size(); ++i)

@@ -1,7 +1,7 @@
 // A wall far from its server (docs/operations.md, "A wall far from its
 // server"): the testbed with a long path between the server and its
-// switch (scripts/testbed.sh up --path SPEC, a delay line in user space:
-// tools/pathline). First the path itself: does it delay, spread, lose and
+// switch (testbed/testbed.sh up --path SPEC, a delay line in user space:
+// testbed/pathline). First the path itself: does it delay, spread, lose and
 // carry as it is told. Then the wall over it: the 2x2 wall of 2560x1600
 // tiles (1.97 Gbit/s at 5 fps, testing::MemoryWallFixture says why that
 // rate on this VM) for 20 s, with the playout latency the round trips
@@ -27,11 +27,11 @@ class LongPath : public testing::TestbedFixture {
   }
   void TearDown() override {
     TestbedFixture::TearDown();
-    Shell(testing::kSourceDir + "/scripts/testbed.sh down", dir_);
+    Shell(testing::kSourceDir + "/testbed/testbed.sh down", dir_);
   }
 
   void UpWithPath(const std::string& spec) {
-    const auto up = Shell(testing::kSourceDir + "/scripts/testbed.sh up --path " + spec, dir_);
+    const auto up = Shell(testing::kSourceDir + "/testbed/testbed.sh up --path " + spec, dir_);
     ASSERT_EQ(up.exit_code, 0) << up.output;
   }
 
@@ -117,7 +117,7 @@ class LongPath : public testing::TestbedFixture {
   void ExpectTheSimulationAgrees();
 
   nlohmann::json PathReport() {
-    const auto r = Shell(testing::kSourceDir + "/scripts/testbed.sh path-report", dir_);
+    const auto r = Shell(testing::kSourceDir + "/testbed/testbed.sh path-report", dir_);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return nlohmann::json::parse(r.output, nullptr, false);
   }

@@ -1,4 +1,4 @@
-// Test fixture for walls on the multi-NIC testbed (scripts/testbed.sh): the
+// Test fixture for walls on the multi-NIC testbed (testbed/testbed.sh): the
 // streamer in its own network namespace with 4 veth NICs, display nodes in
 // theirs. Brings the testbed up with a wall config and a synthetic tile
 // store, starts receivers, streams, and reads back what arrived. Skipped
@@ -28,8 +28,8 @@
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
-#include "tools/frame_source.h"
-#include "tools/movie_cutter.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
 
 namespace tilestream::testing {
 
@@ -45,7 +45,7 @@ class TestbedFixture : public ::testing::Test {
   void SetUpWall(const std::string& config, const std::string& extra, uint64_t frames,
                  const std::string& up_command = "up", double fps = 0) {
     if (getuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces)";
-    const auto up = Shell(kSourceDir + "/scripts/testbed.sh " + up_command, dir_);
+    const auto up = Shell(kSourceDir + "/testbed/testbed.sh " + up_command, dir_);
     if (up.exit_code == 77) GTEST_SKIP() << up.output;
     ASSERT_EQ(up.exit_code, 0) << up.output;
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -96,7 +96,7 @@ class TestbedFixture : public ::testing::Test {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
     }
-    if (!config_path_.empty()) Shell(kSourceDir + "/scripts/testbed.sh down", dir_);
+    if (!config_path_.empty()) Shell(kSourceDir + "/testbed/testbed.sh down", dir_);
   }
 
   pid_t StartReceiver(const std::string& node) {

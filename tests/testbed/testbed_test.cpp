@@ -1,4 +1,4 @@
-// The multi-NIC testbed (scripts/testbed.sh): the streamer in its own
+// The multi-NIC testbed (testbed/testbed.sh): the streamer in its own
 // network namespace with 4 veth NICs, 8 display nodes in theirs, the
 // reference wall's layout with small tiles. Traffic must leave through the
 // NICs the config balances the tiles over, and every tile's frames must

@@ -1,4 +1,4 @@
-// A wall over two streaming servers on the testbed (scripts/testbed.sh
+// A wall over two streaming servers on the testbed (testbed/testbed.sh
 // up-two-servers): ts-srv1 and ts-srv2, each with a host name of its own and
 // two NICs, a management link between them for MPI, 8 display nodes. One
 // Open MPI job over both, launched as a user does (scripts/streamer.sh on
@@ -35,8 +35,8 @@ class TwoServers : public testing::TestbedFixture {
   // it plays.
   std::string LaunchCommand(uint64_t ticks, const std::string& movie = "--movie movie") {
     return "MPIRUN_FLAGS='--mca plm_rsh_agent " + kSourceDir +
-           "/scripts/testbed-rsh' STREAMER=" STREAMER_PATH " timeout 120 " + kSourceDir +
-           "/scripts/testbed.sh exec srv1 " + kSourceDir + "/scripts/streamer.sh --config " +
+           "/testbed/testbed-rsh' STREAMER=" STREAMER_PATH " timeout 120 " + kSourceDir +
+           "/testbed/testbed.sh exec srv1 " + kSourceDir + "/scripts/streamer.sh --config " +
            config_path_ + " " + movie + " --ticks " + std::to_string(ticks) + " -q --json " +
            (dir_ / "streamer.json");
   }
@@ -235,9 +235,9 @@ TEST_F(TwoServers, ARankOnTheWrongServerIsRefusedNamingTheTileAndBothHosts) {
   std::ofstream(dir_ / "swapped") << "ts-srv2 slots=5\nts-srv1 slots=4\n";
   const ProcessResult r =
       Shell("timeout 60 " + kSourceDir +
-                "/scripts/testbed.sh exec srv1 " MPIRUN_PATH " -n 9 --hostfile " +
+                "/testbed/testbed.sh exec srv1 " MPIRUN_PATH " -n 9 --hostfile " +
                 (dir_ / "swapped") + " --map-by slot --mca plm_rsh_agent " + kSourceDir +
-                "/scripts/testbed-rsh --mca oob_tcp_if_include 10.99.0.0/24 --mca "
+                "/testbed/testbed-rsh --mca oob_tcp_if_include 10.99.0.0/24 --mca "
                 "btl_tcp_if_include 10.99.0.0/24 " STREAMER_PATH " --config " +
                 config_path_ + " --movie movie --ticks 10",
             dir_);

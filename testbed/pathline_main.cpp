@@ -1,7 +1,7 @@
 // pathline: a long network path on one machine, for the testbed's tests and
-// benchmarks (scripts/testbed.sh up --path SPEC): `run` is the delay line
-// (tools/delay_line.h), `probe` and `echo` measure a path from outside
-// (tools/path_probe.h).
+// benchmarks (testbed/testbed.sh up --path SPEC): `run` is the delay line
+// (testbed/delay_line.h), `probe` and `echo` measure a path from outside
+// (testbed/path_probe.h).
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -11,8 +11,8 @@
 
 #include "common/base/clock.h"
 #include "common/base/guarded_main.h"
-#include "tools/delay_line.h"
-#include "tools/path_probe.h"
+#include "testbed/delay_line.h"
+#include "testbed/path_probe.h"
 
 namespace {
 
@@ -49,10 +49,10 @@ int Run(int argc, char** argv) {
   CLI::App app{
       "A long network path on one machine (delay, jitter, loss, reordering, a rate cap), and a\n"
       "probe that measures one. The delay line serves the netfilter queues that nftables sends\n"
-      "a network namespace's packets to (scripts/testbed.sh up --path SPEC sets it up).\n\n"
+      "a network namespace's packets to (testbed/testbed.sh up --path SPEC sets it up).\n\n"
       "SPEC: key=value,... e.g. rtt=20ms,jitter=2ms,loss=0.5%; keys: rtt, delay (one way),\n"
       "jitter, jitter_period, loss, tcp_loss=yes|no, burst (datagrams), burst_at, burst_to\n"
-      "(IPv4), reorder, reorder_by, rate (e.g. 5gbit), seed. See tools/path_model.h.",
+      "(IPv4), reorder, reorder_by, rate (e.g. 5gbit), seed. See testbed/path_model.h.",
       "pathline"};
   app.require_subcommand(1);
   std::string spec, ready, stats, to;

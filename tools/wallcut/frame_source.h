@@ -11,7 +11,7 @@
 
 #include "common/base/result.h"
 #include "common/wall/wall_config.h"
-#include "tools/cosmic_web.h"
+#include "tools/wallcut/cosmic_web.h"
 
 namespace tilestream {
 

@@ -12,8 +12,8 @@
 #include "common/base/log_flag.h"
 #include "common/wall/layout.h"
 #include "common/wall/wall_config.h"
-#include "tools/frame_source.h"
-#include "tools/movie_cutter.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tools/cosmic_web.h"
+#include "tools/wallcut/cosmic_web.h"
 
 #include <fmt/format.h>
 

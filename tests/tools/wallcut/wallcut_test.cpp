@@ -19,9 +19,9 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/two_servers.h"
 #include "tests/support/wait_for.h"
-#include "tools/frame_source.h"
-#include "tools/movie_cutter.h"
-#include "tools/wall_cutter.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
+#include "tools/wallcut/wall_cutter.h"
 
 namespace tilestream {
 namespace {

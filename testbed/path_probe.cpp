@@ -1,4 +1,4 @@
-#include "tools/path_probe.h"
+#include "testbed/path_probe.h"
 
 #include <errno.h>
 #include <netinet/in.h>

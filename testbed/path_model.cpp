@@ -1,4 +1,4 @@
-#include "tools/path_model.h"
+#include "testbed/path_model.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

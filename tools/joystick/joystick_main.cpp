@@ -12,7 +12,7 @@
 #include "common/base/log_flag.h"
 #include "common/wall/token_file.h"
 #include "common/wall/wall_config.h"
-#include "tools/joystick_client.h"
+#include "tools/joystick/joystick_client.h"
 
 namespace {
 std::atomic<bool> g_stop{false};

@@ -1,4 +1,4 @@
-#include "tools/wall_cutter.h"
+#include "tools/wallcut/wall_cutter.h"
 
 #include <gtest/gtest.h>
 

@@ -13,22 +13,22 @@
 #               mgmt0 10.99.0.2/24, a direct link to ts-srv1's: the
 #               management network that MPI's traffic keeps to
 #   ts-switch, ts-tile01..08 as above.
-#   Open MPI reaches ts-srv2 through scripts/testbed-rsh, an rsh agent that
+#   Open MPI reaches ts-srv2 through testbed/testbed-rsh, an rsh agent that
 #   enters the server's namespaces instead of logging in with ssh.
 #
 # `up --path SPEC`: the same, with a long path between the server and its
 #   switch: every packet ts-server sends or receives over its NICs (media, NACKs,
 #   retransmissions, the swap sync, control) crosses a delay line in user
-#   space (tools/pathline run: iptables' NFQUEUE target queues them to it), e.g.
-#   --path rtt=20ms,jitter=2ms,loss=0.5% (SPEC: tools/path_model.h). It
+#   space (testbed/pathline run: iptables' NFQUEUE target queues them to it), e.g.
+#   --path rtt=20ms,jitter=2ms,loss=0.5% (SPEC: testbed/path_model.h). It
 #   stops by itself after an hour; `path-report` stops it (the path is then
 #   direct) and prints what it did and how accurately (JSON). The binary: $TILESTREAM_PATHLINE,
-#   else build/tools/pathline.
+#   else build/testbed/pathline.
 #
 # All media links MTU 9000; addresses only inside these namespaces.
 #
-#   scripts/testbed.sh up [--path SPEC] | up-two-servers | down | status | path-report
-#   scripts/testbed.sh exec NAME COMMAND...   (e.g. exec server ip -br addr,
+#   testbed/testbed.sh up [--path SPEC] | up-two-servers | down | status | path-report
+#   testbed/testbed.sh exec NAME COMMAND...   (e.g. exec server ip -br addr,
 #                                              exec srv2 hostname)
 #
 # `down` removes everything either `up` made, and is safe to run any time
@@ -104,7 +104,7 @@ up() {
 # but loopback's (no listener on a queue: the kernel drops, so the rules go
 # in only once it serves).
 start_path() {  # SPEC
-  local bin=${TILESTREAM_PATHLINE:-$(dirname "$0")/../build/tools/pathline}
+  local bin=${TILESTREAM_PATHLINE:-$(dirname "$0")/../build/testbed/pathline}
   if [ ! -x "$bin" ]; then echo "testbed: no delay line at $bin (build it first)" >&2; exit 1; fi
   ip netns exec ts-switch "$bin" run --path "$1" --seconds 3600 --ready "$dir/path.ready" \
     --stats "$dir/path.json" > "$dir/path.log" 2>&1 &

@@ -1,4 +1,4 @@
-#include "tools/delay_line.h"
+#include "testbed/delay_line.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

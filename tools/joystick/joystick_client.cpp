@@ -1,4 +1,4 @@
-#include "tools/joystick_client.h"
+#include "tools/joystick/joystick_client.h"
 
 #include <fmt/format.h>
 #include <poll.h>

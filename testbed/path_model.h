@@ -1,4 +1,4 @@
-// A long network path, in user space (tools/pathline: the delay line the
+// A long network path, in user space (testbed/pathline: the delay line the
 // testbed puts between the streaming server and its switch, see
 // docs/operations.md, "A wall far from its server"): what happens to each
 // packet that crosses it, one direction at a time.

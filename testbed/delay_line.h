@@ -1,6 +1,6 @@
-// The delay line of tools/pathline: every packet a network namespace sends
+// The delay line of testbed/pathline: every packet a network namespace sends
 // and receives (nftables queues them to user space, netfilter's NFQUEUE)
-// is held and released, or dropped, as a PathModel (tools/path_model.h)
+// is held and released, or dropped, as a PathModel (testbed/path_model.h)
 // says: one queue number for each direction.
 //
 // Only the first bytes of each packet come up (its IPv4 and transport
@@ -25,7 +25,7 @@
 
 #include "common/base/result.h"
 #include "common/base/unique_fd.h"
-#include "tools/path_model.h"
+#include "testbed/path_model.h"
 
 struct mnl_socket;
 struct nlmsghdr;

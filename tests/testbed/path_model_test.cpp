@@ -1,4 +1,4 @@
-#include "tools/path_model.h"
+#include "testbed/path_model.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Measures a path from outside (tools/pathline probe and echo): the probe
+// Measures a path from outside (testbed/pathline probe and echo): the probe
 // sends numbered UDP datagrams stamped with CLOCK_MONOTONIC at a set rate
 // and size; the echo, at the far end, sends back each one's first bytes
 // stamped with its own arrival. The testbed's namespaces share one kernel's

@@ -1,4 +1,4 @@
-#include "tools/frame_source.h"
+#include "tools/wallcut/frame_source.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "common/image/ppm.h"
-#include "tools/wall_cutter.h"
+#include "tools/wallcut/wall_cutter.h"
 
 namespace tilestream {
 namespace {

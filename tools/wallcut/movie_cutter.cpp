@@ -1,4 +1,4 @@
-#include "tools/movie_cutter.h"
+#include "tools/wallcut/movie_cutter.h"
 
 #include <unistd.h>
 
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "tools/progress.h"
-#include "tools/wall_cutter.h"
+#include "tools/wallcut/progress.h"
+#include "tools/wallcut/wall_cutter.h"
 
 namespace tilestream {
 

@@ -11,7 +11,7 @@
 #include "common/base/result.h"
 #include "common/store/tile_store.h"
 #include "common/wall/wall_config.h"
-#include "tools/frame_source.h"
+#include "tools/wallcut/frame_source.h"
 
 namespace tilestream {
 
