@@ -21,11 +21,12 @@ std::chrono::steady_clock::time_point SteadyFromMonotonic(int64_t ns) {
 Result<std::unique_ptr<DiskFrameRing>> DiskFrameRing::Open(const MovieManifest& movie,
                                                            uint32_t tile_index, uint32_t slots,
                                                            bool direct, uint64_t first,
-                                                           uint32_t keep) {
+                                                           uint32_t keep,
+                                                           const DiskFaults& faults) {
   if (slots < 3 || keep < 1 || slots < keep + 2)
     return Status::InvalidArgument(
         "the frame ring needs at least 3 slots, and 2 beyond those it keeps");
-  auto reader = TileReader::Open(movie, tile_index, direct);
+  auto reader = TileReader::Open(movie, tile_index, direct, faults);
   if (!reader.ok()) return reader.status();
   std::unique_ptr<DiskFrameRing> ring(new DiskFrameRing(std::move(reader).value(), movie.frames));
   ring->slots_.resize(slots);

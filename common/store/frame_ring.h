@@ -86,11 +86,13 @@ class DiskFrameRing final : public FrameProvider {
   // Opens tile `tile_index` of the store and starts reading at frame
   // `first` (< movie.frames). `slots` (>= keep + 2) buffers of
   // frame_stride bytes each; keep + 1 of them are the sender's (in use, and
-  // the last `keep` frames released, held for retransmission).
+  // the last `keep` frames released, held for retransmission). `faults`:
+  // a test's slow disk (tile_reader.h).
   static Result<std::unique_ptr<DiskFrameRing>> Open(const MovieManifest& movie,
                                                      uint32_t tile_index, uint32_t slots,
                                                      bool direct = true, uint64_t first = 0,
-                                                     uint32_t keep = 1);
+                                                     uint32_t keep = 1,
+                                                     const DiskFaults& faults = {});
   ~DiskFrameRing() override;
 
   const std::byte* Acquire(uint64_t index, int64_t deadline_ns) override;

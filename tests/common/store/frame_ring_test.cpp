@@ -211,11 +211,9 @@ int PlayTicks(FrameProvider* ring, int ticks, int64_t interval_ms) {
 TEST(DiskFrameRing, ADiskSlowerThanPlayShowsEveryFewFramesInsteadOfNone) {
   TempDir dir;
   const MovieManifest movie = MakeStore(dir);
-  SimulateSlowDiskForTesting(50 * kNsPerMs);
-  auto ring = DiskFrameRing::Open(movie, 0, 4);
+  auto ring = DiskFrameRing::Open(movie, 0, 4, true, 0, 1, {.read_ns = 50 * kNsPerMs});
   ASSERT_TRUE(ring.ok());
   const int delivered = PlayTicks(ring->get(), 40, 20);
-  SimulateSlowDiskForTesting(0);
   EXPECT_GE(delivered, 5) << "a disk at 40% of play shows some frames";
   EXPECT_GT((*ring)->stats().skipped, 0u);
 }

@@ -85,9 +85,7 @@ TEST(TileStore, FallsBackToBufferedReadsWhereODirectIsRefused) {
   ASSERT_TRUE(WriteStore(Options(dir.path())).ok());
   auto m = OpenTileStore(dir.path());
   ASSERT_TRUE(m.ok());
-  SimulateODirectRefusalForTesting(true);
-  auto r = TileReader::Open(*m, 0, true);
-  SimulateODirectRefusalForTesting(false);
+  auto r = TileReader::Open(*m, 0, true, {.refuse_direct = true});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->direct());
   auto buffer = AlignedBuffer::Allocate(m->frame_stride);
