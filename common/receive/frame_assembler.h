@@ -43,6 +43,11 @@
 // logs. One network thread calls Add; TakeReady/TakeFrame may be called
 // from another thread (a renderer): the hand-off takes a lock once per
 // frame, never per packet.
+//
+// The class in three rooms: frame_assembler.cpp (a packet admitted, its
+// pixels written, a retransmission placed), frame_sequence.cpp (the
+// sequence, loss, the held packets), frame_queue.cpp (the frame buffers,
+// the queue handed on, the frames in repair).
 #pragma once
 
 #include <sys/socket.h>
@@ -238,6 +243,14 @@ class FrameAssembler {
  private:
   static constexpr uint32_t kWindow = 1024;  // sequence numbers remembered
 
+  // Signed distance between RTP timestamps, modulo 2^32.
+  static int32_t TimestampDelta(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b); }
+  // Where a packet's pixels start in the frame (bytes).
+  static size_t FirstPixelByte(const Rfc4175View& v, uint32_t width) {
+    const LineHeader first = LoadLineHeader(v.line_headers.data());
+    return (size_t{first.line} * width + first.offset) * kPgroupBytes;
+  }
+
   // Where a packet's sequence number puts it.
   enum class Order : uint8_t { kAhead, kBehind, kDuplicate, kProbation, kJump, kNewStream };
   struct SequenceVerdict {
@@ -253,6 +266,7 @@ class FrameAssembler {
     Rfc4175View view;  // spans into held_bytes_
   };
   static constexpr size_t kHeldSlots = 4;
+  static constexpr size_t kMaxHeldBytes = 65536;  // a UDP payload's headers and pixels
   using HeldSlots = std::array<Held, kHeldSlots>;
   SequenceVerdict JudgeSequence(uint16_t sequence, uint32_t timestamp) const;
   void CommitSequence(const SequenceVerdict& v);

@@ -491,10 +491,10 @@ TEST_F(StreamerTest, ADiskThatFailsWhileStreamingIsReportedOnceAndTheTileHoldsIt
   const std::string moved = mount_point + "/tile_r1_c1.rgb";
   std::filesystem::copy_file(manifest_.TilePath(3), moved);
   std::filesystem::remove(manifest_.TilePath(3));
-  ASSERT_EQ(
-      system(("sync && sed -i 's|\"tile_r1_c1.rgb\"|\"" + moved + "\"|' " + movie() + "/movie.toml")
-                 .c_str()),
-      0);
+  MovieManifest moved_manifest = manifest_;
+  moved_manifest.tile_files[3] = moved;
+  std::ofstream(movie() + "/movie.toml") << ManifestToToml(moved_manifest);
+  ASSERT_EQ(system("sync"), 0);
   ASSERT_TRUE(OpenTileStore(movie()).ok());
   ExpectTheTileHoldsItsLastFrameAfter(
       [&] { ASSERT_EQ(system(("truncate -s 1M " + image + " && losetup -c " + loop).c_str()), 0); },
