@@ -214,8 +214,13 @@ TEST(DiskFrameRing, ADiskSlowerThanPlayShowsEveryFewFramesInsteadOfNone) {
   auto ring = DiskFrameRing::Open(movie, 0, 4, true, 0, 1, {.read_ns = 50 * kNsPerMs});
   ASSERT_TRUE(ring.ok());
   const int delivered = PlayTicks(ring->get(), 40, 20);
-  EXPECT_GE(delivered, 5) << "a disk at 40% of play shows some frames";
-  EXPECT_GT((*ring)->stats().skipped, 0u);
+  // How many of its reads are in time is the host's (under two CPU hogs 2 to
+  // 4 of 15, alone 7 to 12); that it shows any is the ring's: a ring chasing
+  // the frame due next read frames that were always too late and showed none.
+  const FrameSourceStats stats = (*ring)->stats();
+  EXPECT_GE(delivered, 1) << "a disk at 40% of play shows some frames, of " << stats.frames_read
+                          << " read";
+  EXPECT_GT(stats.skipped, 0u);
 }
 
 TEST(DiskFrameRing, ADiskFasterThanPlaySkipsNothing) {
