@@ -22,6 +22,9 @@
 // they return an IoStatus, and a hard error is the caller's to report once.
 // Their system calls go through SocketCalls, the seam by which a test makes
 // the kernel refuse (GSO, a broken socket).
+//
+// In three rooms: udp_socket.cpp (addresses, socket buffers),
+// udp_sender.cpp, udp_receiver.cpp.
 #pragma once
 
 #include <netinet/in.h>
@@ -62,6 +65,10 @@ struct SocketAddress {
   bool SameHost(const sockaddr_storage& other) const;
   const sockaddr* sockaddr_ptr() const { return reinterpret_cast<const sockaddr*>(&storage); }
 };
+
+// Sets a socket buffer, forcing past the sysctl maximum where permitted.
+// Returns what the kernel granted; warns once per process if it is less.
+size_t SetSocketBuffer(int fd, bool send, size_t want);
 
 // The outcome of a socket call on a hot path: ok, or the errno of a hard
 // error (the socket can never send again). Refusals of single messages (a
