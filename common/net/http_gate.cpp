@@ -1,6 +1,7 @@
 #include "common/net/http_gate.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "common/base/clock.h"
@@ -12,9 +13,13 @@ HttpGate::Verdict HttpGate::Admit(uint64_t id, std::string_view address, int64_t
   *evicted = 0;
   const std::string key(address);
   if (const auto it = per_address_.find(key);
-      it != per_address_.end() && it->second >= limits_.max_connections_per_address)
-    return Verdict::kAddressFull;
-  if (entries_.size() >= limits_.max_connections) {
+      it != per_address_.end() && it->second >= limits_.max_connections_per_address) {
+    // At its own cap the address's stalest gives its place up: a good
+    // client behind the same NAT as a flood of slow ones still gets in.
+    *evicted = Stalest(&key);
+    if (*evicted == 0) return Verdict::kAddressFull;
+    Remove(*evicted);
+  } else if (entries_.size() >= limits_.max_connections) {
     *evicted = Stalest();
     if (*evicted == 0) return Verdict::kFull;
     Remove(*evicted);
@@ -100,12 +105,17 @@ int64_t HttpGate::DeadlineOf(HttpPhase phase, int64_t since, int64_t now) const 
 // Draining connections first (their reply is out), then the one that has
 // waited longest for its request or its next one. Connections being served
 // or written to keep their place: their deadline bounds them.
-uint64_t HttpGate::Stalest() const {
+// Of connections that started at the same moment (accepted in one batch),
+// the last accepted goes first: a burst of newcomers does not push out the
+// one before it, whose request is read next.
+uint64_t HttpGate::Stalest(const std::string* of_address) const {
   uint64_t stalest = 0;
-  std::pair<int, int64_t> key{2, 0};
+  std::tuple<int, int64_t, int64_t> key{2, 0, 0};
   for (const auto& [id, e] : entries_) {
     if (e.phase == HttpPhase::kServing || e.phase == HttpPhase::kWriting) continue;
-    const std::pair<int, int64_t> k{e.phase == HttpPhase::kDraining ? 0 : 1, e.since_ns};
+    if (of_address && e.address != *of_address) continue;
+    const std::tuple<int, int64_t, int64_t> k{e.phase == HttpPhase::kDraining ? 0 : 1, e.since_ns,
+                                              -static_cast<int64_t>(id)};
     if (stalest == 0 || k < key) {
       stalest = id;
       key = k;

@@ -14,12 +14,13 @@
 //   kDraining closed for writing after a last reply, reading what the
 //             client still sends so that the reply is not reset: 1 s
 // A connection holds a place from accept to close. At most
-// max_connections_per_address from one address (more are refused), at
-// most max_connections in all: past it the stalest connection that is not
-// being served gives its place up (draining ones first, then the one
-// waiting longest for its request or next request), so a client that says
-// its request at once always gets in; when every place is being served,
-// the newcomer is refused. And at most requests_per_second_per_address
+// max_connections_per_address from one address, at most max_connections in
+// all: past either, the stalest connection that is not being served gives
+// its place up (draining ones first, then the one waiting longest for its
+// request or next request; at an address's cap, that address's stalest),
+// so a client that says its request at once always gets in, even behind
+// the same NAT as a flood of slow clients; when every place in question is
+// being served, the newcomer is refused. And at most requests_per_second_per_address
 // requests a second from one address (a bucket holding two seconds' worth,
 // for a page's burst), over all its connections: past it, the service
 // answers 429 itself, so no flood from one address reaches the handlers
@@ -56,7 +57,8 @@ class HttpGate {
   explicit HttpGate(const HttpLimits& limits) : limits_(limits) {}
 
   // A new connection `id` from `address` (any bytes naming the host) at
-  // `now`, in kHead. When admitted by taking another's place, *evicted is
+  // `now`, in kHead. When admitted by taking another's place (its
+  // address's, or anyone's), *evicted is
   // that one (already forgotten here; the caller closes it), else 0.
   // REQUIRES: id != 0 and not yet known.
   Verdict Admit(uint64_t id, std::string_view address, int64_t now, uint64_t* evicted);
@@ -91,7 +93,9 @@ class HttpGate {
   static constexpr size_t kTidyBuckets = 4096;  // then full buckets are dropped
   void TidyBuckets(int64_t now);
   int64_t DeadlineOf(HttpPhase phase, int64_t since, int64_t now) const;
-  uint64_t Stalest() const;  // 0 when every connection is being served
+  // The stalest connection (of `of_address` only, when given); 0 when every
+  // one is being served.
+  uint64_t Stalest(const std::string* of_address = nullptr) const;
 
   HttpLimits limits_;
   std::unordered_map<uint64_t, Entry> entries_;

@@ -87,15 +87,38 @@ TEST(HttpGate, TheHeadNeverOutlastsTheWholeRequest) {
   EXPECT_EQ(g.NextDeadline(), 3 * kS);
 }
 
-TEST(HttpGate, OneAddressHoldsAtMostItsShare) {
+// At its cap an address's stalest connection gives its place to the
+// newcomer from the same address (a NAT: a good client behind it gets in
+// past a flood of slow ones); other addresses keep theirs.
+TEST(HttpGate, OneAddressHoldsAtMostItsShareItsStalestGivingWay) {
   HttpGate g(Small());
+  uint64_t evicted = 0;
   EXPECT_EQ(Admit(g, 2, "a", 0), HttpGate::Verdict::kAdmitted);
-  EXPECT_EQ(Admit(g, 3, "a", 0), HttpGate::Verdict::kAdmitted);
-  EXPECT_EQ(Admit(g, 4, "a", 0), HttpGate::Verdict::kAddressFull);
   EXPECT_EQ(Admit(g, 5, "b", 0), HttpGate::Verdict::kAdmitted);
-  g.Remove(2);
-  EXPECT_EQ(Admit(g, 6, "a", 0), HttpGate::Verdict::kAdmitted);
+  EXPECT_EQ(Admit(g, 3, "a", 1), HttpGate::Verdict::kAdmitted);
+  EXPECT_EQ(Admit(g, 4, "a", 2, &evicted), HttpGate::Verdict::kAdmitted);
+  EXPECT_EQ(evicted, 2u) << "a's stalest, not b's older one";
+  g.Enter(3, HttpPhase::kServing, 3);
+  g.Enter(4, HttpPhase::kWriting, 3);
+  EXPECT_EQ(Admit(g, 6, "a", 4, &evicted), HttpGate::Verdict::kAddressFull);
+  EXPECT_EQ(evicted, 0u) << "every place of a's served or written to";
+  g.Remove(3);
+  EXPECT_EQ(Admit(g, 7, "a", 5, &evicted), HttpGate::Verdict::kAdmitted);
+  EXPECT_EQ(evicted, 0u);
   EXPECT_EQ(g.open(), 3u);
+}
+
+// Accepted in one batch (one moment), the last accepted gives way first:
+// the first, whose request is read next, is not pushed out by the burst.
+TEST(HttpGate, OfABurstAcceptedAtOnceTheLastGivesWayFirst) {
+  HttpGate g(Small());
+  uint64_t evicted = 0;
+  Admit(g, 2, "a", 0);
+  Admit(g, 3, "a", 5);
+  Admit(g, 4, "a", 5, &evicted);
+  EXPECT_EQ(evicted, 2u) << "an older start goes first";
+  Admit(g, 5, "a", 5, &evicted);
+  EXPECT_EQ(evicted, 4u) << "then the last accepted of the moment, not 3";
 }
 
 // Full: the newcomer takes the place of the connection waiting longest for
