@@ -37,6 +37,7 @@ int MakeSyncClient(const WallConfig& c, const NodeReceiverOptions& o, NodeParts*
   so.address = c.control.client_address();
   so.port = c.control.port;
   so.node = p->node->name;
+  so.tile = c.wall.tile;
   if (!c.control.token_file.empty()) {
     auto token = ReadToken(c.control.token_file);
     if (!token.ok()) {

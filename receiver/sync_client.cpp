@@ -33,7 +33,10 @@ void SyncClient::Connect() {
   std::lock_guard lock(mu_);
   channel_ = LineChannel(std::move(fd).value());
   if (!options_.token.empty()) channel_.Send("auth " + options_.token);
-  channel_.Send("sync " + options_.node);
+  channel_.Send("sync " + options_.node +
+                (options_.tile.width > 0
+                     ? fmt::format(" {}x{}", options_.tile.width, options_.tile.height)
+                     : ""));
 }
 
 void SyncClient::Lost(const std::string& why) {

@@ -27,6 +27,7 @@
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
 #include "common/net/line_channel.h"
+#include "common/wire/rfc4175.h"
 
 namespace tilestream {
 
@@ -35,6 +36,9 @@ struct SyncClientOptions {
   uint16_t port = 0;
   std::string token;  // sent as "auth TOKEN" first when not empty
   std::string node;   // this display node's name in the config
+  // This node's tile size, said at the join ("sync NODE WxH") so that the
+  // coordinator refuses a node that assumed another size; 0x0: not said.
+  TileGeometry tile;
 };
 
 class SyncClient {

@@ -281,7 +281,7 @@ void ControlServer::Handle(Client& c, const std::string& line) {
     c.channel.Close("not authorised");
     return;
   }
-  if (word == "sync" && c.node < 0) return Subscribe(c, std::string(rest));
+  if (word == "sync" && c.node < 0) return Subscribe(c, rest);
   c.channel.Send(handler_ ? handler_(line) : ErrorReply("unknown command: " + Printable(word)));
 }
 
@@ -335,18 +335,26 @@ void ControlServer::ReceiveSyncDatagrams() {
   }
 }
 
-void ControlServer::Subscribe(Client& c, const std::string& node_name) {
+void ControlServer::Subscribe(Client& c, std::string_view words) {
   if (!config_.sync.enabled) {
     c.channel.Send(
         ErrorReply(fmt::format("swap sync is off (sync.enabled in {})", config_.source)));
     return;
   }
+  const size_t space = words.find(' ');
+  const std::string node_name(words.substr(0, space));
+  const std::string_view said = space == std::string_view::npos ? "" : words.substr(space + 1);
   int node = -1;
   for (size_t n = 0; n < config_.nodes.size(); ++n)
     if (config_.nodes[n].name == node_name) node = static_cast<int>(n);
   if (node < 0) {
     c.channel.Send(ErrorReply(
         fmt::format("no display node '{}' in {}", Printable(node_name), config_.source)));
+    return;
+  }
+  if (const std::string refusal = GeometryRefusal(static_cast<uint32_t>(node), said);
+      !refusal.empty()) {
+    c.channel.Send(ErrorReply(refusal));
     return;
   }
   // A restarted receiver may reconnect before its old connection is seen
@@ -375,6 +383,31 @@ void ControlServer::Subscribe(Client& c, const std::string& node_name) {
   c.channel.Send(JsonText(reply));
   c.channel.Send(FormatPing(MonotonicNs()));  // a round trip before the first tick
   if (latency_ns_ > 0) c.channel.Send(FormatStamp("latency", latency_ns_));
+}
+
+// A node that says its tile size (receivers since issue 44) must have the
+// wall's: one that assumed another (a movie cut for 320x200 tiles played to
+// receivers started for 640x400) would show nothing, and the cause would be
+// in its own log only.
+std::string ControlServer::GeometryRefusal(uint32_t node, std::string_view said) {
+  std::string refusal;
+  const TileGeometry& wall = config_.wall.tile;
+  if (!said.empty()) {
+    const auto size = ParseSize(said, "the tile size", 1, kMaxTileDimension);
+    if (!size.ok()) {
+      refusal =
+          fmt::format("display node '{}': {}", config_.nodes[node].name, size.status().message());
+    } else if (size->width != wall.width || size->height != wall.height) {
+      refusal = fmt::format(
+          "display node '{}' has tiles of {}x{}, but the wall streams {}x{}: start its receiver "
+          "with the wall's tile size",
+          config_.nodes[node].name, size->width, size->height, wall.width, wall.height);
+    }
+  }
+  if (!refusal.empty() && refusal != refusals_[node])
+    spdlog::error("swap sync: {}; the wall plays on without it", refusal);
+  refusals_[node] = refusal;
+  return refusal;
 }
 
 void ControlServer::Drop(Client& c) {

@@ -80,6 +80,9 @@ class ControlServer {
     TileRepairStats stats;  // frames: shown in its last second
   };
   const std::vector<ReceiverTileStats>& receiver_stats() const { return receiver_stats_; }
+  // Why display node `node` (config order) was last refused at its join;
+  // empty once it joined, or never refused.
+  const std::string& NodeRefusal(uint32_t node) const { return refusals_[node]; }
 
  private:
   struct Client {
@@ -99,7 +102,10 @@ class ControlServer {
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
-      : config_(config), sync_(sync), handler_(std::move(handler)) {}
+      : config_(config),
+        sync_(sync),
+        handler_(std::move(handler)),
+        refusals_(config.nodes.size()) {}
   void Accept();
   // Whether another connection from `peer` may be taken now; when full,
   // the stalest command connection is closed for it.
@@ -109,7 +115,11 @@ class ControlServer {
   // Closes a client past its line or idle bound.
   void EnforceDeadlines(Client& c, int64_t now);
   void Handle(Client& client, const std::string& line);
-  void Subscribe(Client& client, const std::string& node);
+  // `sync NODE [WxH]`: the node joins, if its tiles are the wall's size.
+  void Subscribe(Client& client, std::string_view words);
+  // Why the node of a join saying tiles of `said` is refused; empty: it
+  // may join. Said once on the streamer's log per node and reason.
+  std::string GeometryRefusal(uint32_t node, std::string_view said);
   // The sync reports and round trips that came as datagrams.
   void ReceiveSyncDatagrams();
   void HandleSyncReport(Client& c, const SyncReport& r);
@@ -128,6 +138,7 @@ class ControlServer {
   uint64_t accept_calls_ = 0;              // Accept calls so far
   std::vector<SocketAddress> node_hosts_;  // the config's display nodes
   std::vector<ReceiverTileStats> receiver_stats_;
+  std::vector<std::string> refusals_;  // per display node: NodeRefusal
   int64_t latency_ns_ = 0;
   std::vector<std::pair<int, std::function<void()>>> watched_;
   std::vector<pollfd> fds_;  // WaitForInput's, for Serve

@@ -153,6 +153,7 @@ class Coordinator {
 
   WallStatusView StatusView() const;
   std::vector<RttEstimate> NodeRtts() const;
+  std::vector<std::string> NodeRefusals() const;
   // What status adds to the playback state (streamer/wall_status.h).
   void StatusFields(nlohmann::json* out) const;
 

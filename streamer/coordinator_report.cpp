@@ -25,7 +25,14 @@ WallStatusView Coordinator::StatusView() const {
           server_->receiver_stats(),
           shedder_,
           sync_.latency_ns(),
-          NodeRtts()};
+          NodeRtts(),
+          NodeRefusals()};
+}
+
+std::vector<std::string> Coordinator::NodeRefusals() const {
+  std::vector<std::string> refusals;
+  for (uint32_t n = 0; n < c_.nodes.size(); ++n) refusals.push_back(server_->NodeRefusal(n));
+  return refusals;
 }
 
 std::vector<RttEstimate> Coordinator::NodeRtts() const {

@@ -56,6 +56,10 @@ void AddWallStatus(const WallStatusView& v, nlohmann::json* out) {
       rtt[v.config.nodes[n].name] = {{"rtt_ms", v.node_rtt[n].rtt_ns / 1e6},
                                      {"jitter_ms", v.node_rtt[n].rttvar_ns / 1e6}};
   j["sync"]["nodes_rtt"] = rtt;
+  nlohmann::json refused = nlohmann::json::object();
+  for (size_t n = 0; n < v.node_refusals.size() && n < v.config.nodes.size(); ++n)
+    if (!v.node_refusals[n].empty()) refused[v.config.nodes[n].name] = v.node_refusals[n];
+  j["sync"]["refused"] = refused;  // nodes refused at their join, and why
   j["shed"] = {{"ticks", v.shedder.shed()}, {"share_sent", v.shedder.keep()}};
   j["tiles"] = nlohmann::json::array();
   for (uint32_t t = 0; t < v.config.tile_count(); ++t) j["tiles"].push_back(TileStatus(v, t));

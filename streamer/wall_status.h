@@ -32,6 +32,9 @@ struct WallStatusView {
   // measured on each display node's sync connection (config.nodes' order).
   int64_t latency_ns = 0;
   std::vector<RttEstimate> node_rtt = {};
+  // Why a display node was refused at its join (config.nodes' order; empty:
+  // it was not).
+  std::vector<std::string> node_refusals = {};
 };
 
 // Adds "sync" and "tiles" to the reply object *out.

@@ -1,5 +1,6 @@
 #include "streamer/control_server.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -102,6 +103,31 @@ TEST_F(ControlServerTest, ASyncConnectionMakesItsNodesTilesTakePartUntilItCloses
   EXPECT_EQ(server_->synced_nodes(), 0u);
   EXPECT_TRUE(server_->receiver_stats()[1].known);
   EXPECT_EQ(server_->receiver_stats()[1].stats.frames, 30u);
+}
+
+// A node that says its tile size at the join must have the wall's: one
+// that assumed another (a movie of 320x200 tiles played to receivers
+// started for 640x400) is refused, naming both sizes, to the node and in
+// what the streamer says (NodeRefusal: its status and panel); once it joins
+// with the right size, or says none (an older receiver), that is cleared.
+TEST_F(ControlServerTest, ANodeWhoseTilesAreNotTheWallsSizeIsRefusedAtTheJoinNamingBoth) {
+  Open(/*with_token=*/false);
+  const TileGeometry wall = config_.wall.tile;
+  const std::string other = fmt::format("{}x{}", wall.width / 2, wall.height / 2);
+  const std::string same = fmt::format("{}x{}", wall.width, wall.height);
+  LineChannel c = Connect();
+  const std::string refused = Ask(&c, "sync left " + other);
+  EXPECT_THAT(refused, HasSubstr("\"ok\":false"));
+  EXPECT_THAT(refused, HasSubstr("has tiles of " + other + ", but the wall streams " + same));
+  EXPECT_FALSE(sync_.member(0));
+  EXPECT_EQ(server_->synced_nodes(), 0u);
+  EXPECT_THAT(server_->NodeRefusal(0), HasSubstr("has tiles of " + other));
+  EXPECT_THAT(Ask(&c, "sync left 0x5"), HasSubstr("\"ok\":false"));
+  EXPECT_THAT(Ask(&c, "sync left " + same), HasSubstr(R"("sync":"left")"));
+  EXPECT_TRUE(sync_.member(0));
+  EXPECT_EQ(server_->NodeRefusal(0), "");
+  LineChannel older = Connect();
+  EXPECT_THAT(Ask(&older, "sync left"), HasSubstr(R"("sync":"left")")) << "an older receiver";
 }
 
 // The sync's time-critical lines also come and go as datagrams
