@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package tilestream needs to build, test, run and
-# benchmark. Safe to run again. `--fuzz` adds clang for the libFuzzer build.
+# benchmark. Safe to run again. `--fuzz` adds clang for the libFuzzer build,
+# `--parsers` Boost and libevent for bench/http_parsers.sh.
 set -euo pipefail
 
 sudo=""
@@ -17,6 +18,7 @@ packages=(
   prometheus chromium chromium-driver python3-selenium curl lintian
 )
 if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
+if [ "${1:-}" = "--parsers" ]; then packages+=(libboost-dev libevent-dev); fi
 
 echo "install-deps: apt-get update and install ${#packages[@]} packages" >&2
 export DEBIAN_FRONTEND=noninteractive
