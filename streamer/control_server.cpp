@@ -394,9 +394,10 @@ std::string ControlServer::GeometryRefusal(uint32_t node, std::string_view said)
   const TileGeometry& wall = config_.wall.tile;
   if (!said.empty()) {
     const auto size = ParseSize(said, "the tile size", 1, kMaxTileDimension);
-    if (!size.ok()) {
-      refusal =
-          fmt::format("display node '{}': {}", config_.nodes[node].name, size.status().message());
+    if (!size.ok()) {  // said by the node: printable, bounded
+      refusal = fmt::format("display node '{}': its tile size '{}' is not WxH within {}x{}",
+                            config_.nodes[node].name, Printable(said), kMaxTileDimension,
+                            kMaxTileDimension);
     } else if (size->width != wall.width || size->height != wall.height) {
       refusal = fmt::format(
           "display node '{}' has tiles of {}x{}, but the wall streams {}x{}: start its receiver "

@@ -1,26 +1,15 @@
 // The GRO receiver of udp_socket.h: batches of coalesced datagrams by
 // recvmmsg, the kernel's drops and queue read from the socket.
-#include <arpa/inet.h>
-#include <fmt/format.h>
 #include <linux/sock_diag.h>
-#include <netdb.h>
 #include <netinet/udp.h>
-#include <sched.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <climits>
 #include <cstring>
-#include <utility>
 
 #include "common/net/udp_socket.h"
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif

@@ -2,7 +2,6 @@
 // several per sendmmsg; refusals retried, counted and told apart.
 #include <arpa/inet.h>
 #include <fmt/format.h>
-#include <linux/sock_diag.h>
 #include <netdb.h>
 #include <netinet/udp.h>
 #include <sched.h>
@@ -20,9 +19,6 @@
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
 #endif
 
 namespace tilestream {
