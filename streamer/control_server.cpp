@@ -405,6 +405,11 @@ std::string ControlServer::GeometryRefusal(uint32_t node, std::string_view said)
           config_.nodes[node].name, size->width, size->height, wall.width, wall.height);
     }
   }
+  // A node already synced keeps its place, and what a stranger says in its
+  // name is refused without showing the node as refused.
+  const bool synced = std::any_of(clients_.begin(), clients_.end(),
+                                  [&](const auto& c) { return c->node == static_cast<int>(node); });
+  if (synced) return refusal;
   if (!refusal.empty() && refusal != refusals_[node])
     spdlog::error("swap sync: {}; the wall plays on without it", refusal);
   refusals_[node] = refusal;

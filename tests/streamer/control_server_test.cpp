@@ -126,6 +126,10 @@ TEST_F(ControlServerTest, ANodeWhoseTilesAreNotTheWallsSizeIsRefusedAtTheJoinNam
   EXPECT_THAT(Ask(&c, "sync left " + same), HasSubstr(R"("sync":"left")"));
   EXPECT_TRUE(sync_.member(0));
   EXPECT_EQ(server_->NodeRefusal(0), "");
+  LineChannel stranger = Connect();
+  EXPECT_THAT(Ask(&stranger, "sync left " + other), HasSubstr("\"ok\":false"));
+  EXPECT_TRUE(sync_.member(0)) << "the synced node keeps its place";
+  EXPECT_EQ(server_->NodeRefusal(0), "") << "and is not shown refused";
   LineChannel older = Connect();
   EXPECT_THAT(Ask(&older, "sync left"), HasSubstr(R"("sync":"left")")) << "an older receiver";
 }
