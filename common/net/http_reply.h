@@ -5,9 +5,16 @@
 #include <string>
 #include <string_view>
 
-#include "common/net/http_service.h"
-
 namespace tilestream {
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+
+  // {"ok":false,"error":message}; the message is escaped.
+  static HttpReply Error(int status, std::string_view message);
+};
 
 // The service's own error for `status` (400, 401, 404, 408, 413, 414, 417,
 // 429, 431, 501, 503, 505): {"ok":false,"error":what it means}.

@@ -1,11 +1,11 @@
 // A small HTTP/1.1 service for the wall's web side: the coordinator's
 // panel, REST API and /metrics, and the display nodes' /metrics
-// (docs/control.md, docs/operations.md). Its own epoll loop, made for a
-// port anyone on the network can reach (docs/decisions.md, "The web side
-// under hostile clients"): one network thread reads, parses and writes
-// every connection without blocking, under the deadlines and connection
-// limits of HttpGate (common/net/http_gate.h); max_clients worker threads
-// run the routes' handlers.
+// (docs/control.md, docs/operations.md), made for a port anyone on the
+// network can reach (docs/decisions.md, "The web side under hostile
+// clients"). One network thread runs its connections on the connection
+// core (common/net/http_connections.h: parsing, deadlines, admission);
+// this is the routes: which handler a request reaches, and max_clients
+// worker threads that run them.
 //
 // Everything it says is JSON or what a route returns: an unknown path gets
 // 404, a known path with another method 405 (with Allow), a body over the
@@ -30,7 +30,8 @@
 #include <vector>
 
 #include "common/base/result.h"
-#include "common/net/http_gate.h"
+#include "common/net/http_connections.h"
+#include "common/net/http_reply.h"
 
 namespace tilestream {
 
@@ -41,15 +42,6 @@ struct HttpRequest {
   std::string_view body;
 };
 
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-
-  // {"ok":false,"error":message}; the message is escaped.
-  static HttpReply Error(int status, std::string_view message);
-};
-
 using HttpHandler = std::function<HttpReply(const HttpRequest&)>;
 
 struct HttpRoute {
@@ -58,18 +50,6 @@ struct HttpRoute {
   HttpHandler handler;
   bool prefix = false;
   bool open = false;  // served without the token
-};
-
-// What a service did, for /metrics (common/control/http_listener.h).
-struct HttpCounters {
-  std::atomic<uint64_t> open{0};       // connections now
-  std::atomic<uint64_t> accepted{0};   // connections taken
-  std::atomic<uint64_t> refused{0};    // turned away: their address or every place full
-  std::atomic<uint64_t> evicted{0};    // closed for a newcomer (HttpGate)
-  std::atomic<uint64_t> timed_out{0};  // closed at a deadline of a request or reply
-  std::atomic<uint64_t> requests{0};   // requests read whole
-  std::atomic<uint64_t> busy{0};       // answered 503: max_queued requests waiting
-  std::atomic<uint64_t> limited{0};    // answered 429: over their address's rate
 };
 
 struct HttpServiceOptions {

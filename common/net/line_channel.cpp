@@ -87,7 +87,8 @@ bool ConstantTimeEquals(std::string_view guess, std::string_view secret) {
   return diff == 0;
 }
 
-LineChannel::LineChannel(UniqueFd fd, size_t max_line) : fd_(std::move(fd)), max_line_(max_line) {
+LineChannel::LineChannel(UniqueFd fd, size_t max_line)
+    : fd_(std::move(fd)), reader_(max_line), max_line_(max_line) {
   if (fd_.valid()) {
     SetNonBlocking(fd_.get());
     const int one = 1;
@@ -110,14 +111,11 @@ bool LineChannel::Receive() {
     if (n > 0) {
       input_.append(buf, static_cast<size_t>(n));
       // A peer may not grow our buffer past one line's limit without a "\n".
-      const size_t newline = input_.find_first_of(kLineEnds, scanned_);
-      if (newline == std::string::npos) {
-        scanned_ = input_.size();
-        if (input_.size() > max_line_) {
-          Close("line too long");
-          return false;
-        }
-      } else if (input_.size() > 64 * max_line_) {
+      if (reader_.Overlong(input_)) {
+        Close("line too long");
+        return false;
+      }
+      if (input_.size() > 64 * max_line_) {
         Close("peer sends faster than it is read");
         return false;
       }
@@ -134,26 +132,18 @@ bool LineChannel::Receive() {
 }
 
 std::optional<std::string> LineChannel::NextLine() {
-  // The "\n" of a "\r\n" whose "\r" ended the last line is no line of its own.
-  if (after_cr_ && !input_.empty()) {
-    if (input_[0] == '\n') input_.erase(0, 1);
-    after_cr_ = false;
+  std::string line;
+  switch (reader_.Next(input_, &line)) {
+    case LineReader::Got::kLine:
+      return line;
+    case LineReader::Got::kNone:
+      return std::nullopt;
+    case LineReader::Got::kTooLong:
+      Close("line too long");
+      input_.clear();
+      return std::nullopt;
   }
-  const size_t end = input_.find_first_of(kLineEnds);
-  if (end == std::string::npos) {
-    scanned_ = input_.size();
-    return std::nullopt;
-  }
-  if (end > max_line_) {
-    Close("line too long");
-    input_.clear();
-    return std::nullopt;
-  }
-  std::string line = input_.substr(0, end);
-  after_cr_ = input_[end] == '\r';
-  input_.erase(0, end + 1);
-  scanned_ = 0;
-  return line;
+  return std::nullopt;
 }
 
 bool LineChannel::Send(std::string_view line) {

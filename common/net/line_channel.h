@@ -19,6 +19,7 @@
 
 #include "common/base/result.h"
 #include "common/base/unique_fd.h"
+#include "common/net/line_reader.h"
 
 namespace tilestream {
 
@@ -57,14 +58,9 @@ class LineChannel {
 
   // Reads what the socket has. False once the peer closed or broke a limit.
   bool Receive();
-  // The next whole line, without its end ("\n", "\r\n" or a lone "\r":
-  // every client's line end is one); nullopt when none.
+  // The next whole line, without its end (common/net/line_reader.h);
+  // nullopt when none.
   std::optional<std::string> NextLine();
-  // A whole line is waiting (NextLine would return one).
-  bool has_line() const {
-    const size_t skip = after_cr_ && !input_.empty() && input_[0] == '\n' ? 1 : 0;
-    return input_.find_first_of(kLineEnds, skip) != std::string::npos;
-  }
 
   // Queues `line` and a "\n" and sends what the socket takes now. False once
   // the channel is broken (the line is dropped).
@@ -72,20 +68,13 @@ class LineChannel {
   // Sends what is queued; false once broken.
   bool Flush();
   bool wants_write() const { return !output_.empty(); }
-  // Bytes have come after the last line end: a line is under way.
-  bool has_unfinished_line() const {
-    const size_t last = input_.find_last_of(kLineEnds);
-    return last == std::string::npos ? !input_.empty() : last + 1 < input_.size();
-  }
 
   void Close(std::string why);
 
  private:
   UniqueFd fd_;
   std::string input_, output_;
-  static constexpr const char* kLineEnds = "\r\n";
-  size_t scanned_ = 0;     // input_[0, scanned_) holds no line end
-  bool after_cr_ = false;  // the last line ended with "\r"
+  LineReader reader_{kMaxLineBytes};
   size_t max_line_ = kMaxLineBytes;
   bool broken_ = false;
   std::string why_;

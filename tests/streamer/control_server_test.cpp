@@ -15,6 +15,7 @@
 #include "common/base/clock.h"
 #include "common/control/sync_datagram.h"
 #include "common/net/datagram_port.h"
+#include "common/net/line_channel.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
 
