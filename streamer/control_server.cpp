@@ -14,7 +14,7 @@ namespace tilestream {
 
 Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& config,
                                                            SwapSyncMaster* sync,
-                                                           CommandHandler handler) {
+                                                           CommandHandler handler, Clock* clock) {
   std::unique_ptr<ControlServer> s(new ControlServer(config, sync, std::move(handler)));
   s->receiver_stats_.resize(config.tile_count());
   if (!config.control.token_file.empty()) {
@@ -28,6 +28,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Open(const WallConfig& con
   ControlPort::Options o;
   o.settings = config.control;
   o.reserved = static_cast<uint32_t>(2 * config.nodes.size());
+  o.clock = clock;
   ControlServer* server = s.get();
   o.reserved_for = [server](const sockaddr_storage& peer) { return server->FromNode(peer); };
   auto port = ControlPort::Listen(

@@ -43,8 +43,11 @@ class ControlServer {
  public:
   // Listens on the config's control address and port; reads the token file
   // when the config names one (then every client must "auth TOKEN" first).
+  // Its connections' deadlines are on `clock` (tests drive it; else
+  // CLOCK_MONOTONIC).
   static Result<std::unique_ptr<ControlServer>> Open(const WallConfig& config, SwapSyncMaster* sync,
-                                                     CommandHandler handler);
+                                                     CommandHandler handler,
+                                                     Clock* clock = nullptr);
 
   // Waits until input arrives or timeout_ns passed, and handles it.
   void Poll(int64_t timeout_ns) {

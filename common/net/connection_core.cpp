@@ -136,13 +136,19 @@ void ConnectionCore::Handle() {
   std::vector<uint64_t> again;
   again.swap(again_);
   const int64_t now = clock_->NowNs();
-  for (uint64_t id : again)
-    if (open(id)) protocol_->Readable(id, now);
+  for (uint64_t id : again) {
+    if (!open(id)) continue;
+    protocol_->Readable(id, now);
+    if (open(id)) Rewatch(id, connections_.at(id));  // it may have room to read again
+  }
   while (!written_.empty()) {
     std::vector<uint64_t> written;
     written.swap(written_);
-    for (uint64_t id : written)
-      if (open(id)) protocol_->Written(id, now);
+    for (uint64_t id : written) {
+      if (!open(id)) continue;
+      protocol_->Written(id, now);
+      if (open(id)) Rewatch(id, connections_.at(id));
+    }
   }
   OnDeadlines(now);
   if (accept_ready_ || (accepts_paused_until_ != 0 && now >= accepts_paused_until_)) Accept(now);

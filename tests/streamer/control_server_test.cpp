@@ -278,30 +278,6 @@ TEST_F(ControlServerTest, OneClientMoreThanTheConfiguredLimitTakesTheStalestsPla
   EXPECT_EQ(Ask(&b, "help"), R"({"ok":true})");
 }
 
-// A client that keeps a line under way (a byte now and then, never its
-// end) is closed control.line_timeout_s after its first byte; one that
-// sends whole lines stays.
-TEST_F(ControlServerTest, ALineNotEndedWithinTheLineTimeClosesItsClient) {
-  Open(/*with_token=*/false, [](ControlSettings& c) { c.line_timeout_s = 1; });
-  LineChannel slow = Connect(), good = Connect();
-  const auto start = std::chrono::steady_clock::now();
-  auto sent = start - std::chrono::seconds(1);
-  bool closed = false;
-  while (!closed && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
-    if (std::chrono::steady_clock::now() - sent >= std::chrono::milliseconds(100)) {
-      ::send(slow.fd(), "s", 1, MSG_NOSIGNAL);  // a byte every 100 ms
-      sent = std::chrono::steady_clock::now();
-    }
-    server_->Poll(10'000'000);
-    slow.Receive();
-    closed = !slow.open();
-  }
-  EXPECT_TRUE(closed);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
-  EXPECT_THAT(slow.NextLine().value_or(""), HasSubstr("a line not ended within 1 s"));
-  EXPECT_EQ(Ask(&good, "help"), R"({"ok":true})");
-}
-
 TEST_F(ControlServerTest, ALineOverTheConfiguredLengthClosesOnlyItsClient) {
   Open(/*with_token=*/false, [](ControlSettings& c) { c.max_line_bytes = 300; });
   LineChannel good = Connect(), bad = Connect();
@@ -314,24 +290,7 @@ TEST_F(ControlServerTest, ALineOverTheConfiguredLengthClosesOnlyItsClient) {
   EXPECT_EQ(Ask(&good, "help"), R"({"ok":true})");
 }
 
-TEST_F(ControlServerTest, ACommandConnectionSilentForTheIdleTimeIsClosed) {
-  Open(/*with_token=*/false, [](ControlSettings& c) { c.idle_timeout_s = 1; });
-  LineChannel quiet = Connect(), talker = Connect();
-  std::string said;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (quiet.open() && std::chrono::steady_clock::now() < until) {
-    server_->Poll(50'000'000);
-    talker.Send("help");  // never idle
-    talker.Receive();
-    while (talker.NextLine()) {
-    }
-    quiet.Receive();
-    if (auto line = quiet.NextLine()) said = *line;
-  }
-  EXPECT_FALSE(quiet.open());
-  EXPECT_THAT(said, HasSubstr("idle for 1 s"));
-  EXPECT_EQ(Ask(&talker, "help"), R"({"ok":true})");
-}
+// The line and idle bounds, on a clock the test drives: tests/streamer/hostile_clients_test.cpp.
 
 TEST_F(ControlServerTest, RefusesToStartWithoutItsTokenFile) {
   WallConfig c = DefaultWallConfig({1, 1});
