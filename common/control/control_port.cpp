@@ -106,9 +106,9 @@ void ControlPort::Expired(uint64_t id) {
   const bool slow_line =
       s.line_started_ns >= 0 &&
       core_->now() >= s.line_started_ns + int64_t{c.line_timeout_s} * kNsPerSecond;
-  Send(id, ErrorReply(slow_line
-                          ? fmt::format("a line not ended within {} s: closing", c.line_timeout_s)
-                          : fmt::format("idle for {} s: closing", c.idle_timeout_s)));
+  Send(id,
+       ErrorReply(slow_line ? fmt::format("a line not ended within {} s: closing", c.line_timeout_s)
+                            : fmt::format("idle for {} s: closing", c.idle_timeout_s)));
 }
 
 void ControlPort::Closed(uint64_t id) {

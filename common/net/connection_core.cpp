@@ -102,8 +102,8 @@ void ConnectionCore::Watch(int fd, std::function<void()> on_readable) {
 
 void ConnectionCore::Wait(int64_t timeout_ns) {
   const int64_t now = clock_->NowNs();
-  int64_t until = std::min(gate_.NextDeadline(), accepts_paused_until_ != 0 ? accepts_paused_until_
-                                                                            : kNoDeadline);
+  int64_t until = std::min(gate_.NextDeadline(),
+                           accepts_paused_until_ != 0 ? accepts_paused_until_ : kNoDeadline);
   int64_t wait_ns = std::max<int64_t>(0, timeout_ns);
   if (until != kNoDeadline) wait_ns = std::min(wait_ns, std::max<int64_t>(0, until - now));
   if (!again_.empty() || !written_.empty() || !closed_.empty()) wait_ns = 0;
@@ -176,8 +176,8 @@ void ConnectionCore::OnEvents(uint64_t id, uint32_t events) {
 bool ConnectionCore::Read(Connection& c) {
   char buffer[kReadChunk];
   while (c.draining || c.in.size() < options_.max_input) {
-    const size_t room = c.draining ? sizeof buffer
-                                   : std::min(sizeof buffer, options_.max_input - c.in.size());
+    const size_t room =
+        c.draining ? sizeof buffer : std::min(sizeof buffer, options_.max_input - c.in.size());
     const ssize_t n = recv(c.fd.get(), buffer, room, 0);
     if (n < 0 && IsSoft(errno)) return true;
     if (n <= 0) return false;  // closed or reset
@@ -189,8 +189,7 @@ bool ConnectionCore::Read(Connection& c) {
 
 void ConnectionCore::Write(uint64_t id, Connection& c) {
   while (c.sent < c.out.size()) {
-    const ssize_t n =
-        send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    const ssize_t n = send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
     if (n < 0 && IsSoft(errno)) return Rewatch(id, c);
     if (n <= 0) return Close(id);
     c.sent += static_cast<size_t>(n);
@@ -379,8 +378,6 @@ void ConnectionCore::Reap() {
   CountOpen();
 }
 
-void ConnectionCore::CountOpen() {
-  counters_->open.store(gate_.open(), std::memory_order_relaxed);
-}
+void ConnectionCore::CountOpen() { counters_->open.store(gate_.open(), std::memory_order_relaxed); }
 
 }  // namespace tilestream

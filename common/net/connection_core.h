@@ -138,12 +138,12 @@ class ConnectionCore {
     UniqueFd fd;
     std::string address;
     std::string in, out;
-    size_t sent = 0;               // of out
-    uint32_t watched = 0;          // the epoll events asked for now
-    bool paused = false;           // not read
+    size_t sent = 0;       // of out
+    uint32_t watched = 0;  // the epoll events asked for now
+    bool paused = false;   // not read
     bool close_after_write = false;
-    bool draining = false;         // shut for writing, reading what comes
-    bool closed = false;           // to be reaped
+    bool draining = false;  // shut for writing, reading what comes
+    bool closed = false;    // to be reaped
   };
   struct Watched {
     int fd;

@@ -48,7 +48,7 @@ enum class Yield : uint8_t { kFirst, kStale, kKept };
 
 struct Standing {
   Yield yield = Yield::kStale;
-  int64_t since_ns = 0;         // of those of one Yield, the earliest goes first
+  int64_t since_ns = 0;               // of those of one Yield, the earliest goes first
   int64_t deadline_ns = kNoDeadline;  // closed once the clock reaches it
 };
 

@@ -59,7 +59,9 @@ void HttpConnections::Enter(uint64_t id, State& s, HttpPhase phase, int64_t now)
   core_->Stand(id, HttpStanding(phase, s.since_ns, now, options_.limits));
 }
 
-void HttpConnections::Opened(uint64_t id, int64_t now) { Enter(id, states_[id], HttpPhase::kHead, now); }
+void HttpConnections::Opened(uint64_t id, int64_t now) {
+  Enter(id, states_[id], HttpPhase::kHead, now);
+}
 
 void HttpConnections::Readable(uint64_t id, int64_t now) {
   State& s = states_.at(id);

@@ -58,8 +58,7 @@ struct HttpService::Impl {
   // -- the network thread --------------------------------------------------
 
   void Run() {
-    while (!stopping.load(std::memory_order_relaxed))
-      connections->core().RunOnce(kLoopWaitNs);
+    while (!stopping.load(std::memory_order_relaxed)) connections->core().RunOnce(kLoopWaitNs);
   }
 
   // 404, 405 (with Allow) and 401 here; a route's handler on a worker.
@@ -87,11 +86,10 @@ struct HttpService::Impl {
     if (allow.empty())
       return connections->Reply(id, HttpReply::Error(404, "no such path: " + Printable(q.path)),
                                 job.head, keep);
-    connections->Reply(
-        id,
-        HttpReply::Error(405,
-                         fmt::format("{} {}: use {}", Printable(q.method), Printable(q.path), allow)),
-        job.head, keep, fmt::format("Allow: {}\r\n", allow));
+    connections->Reply(id,
+                       HttpReply::Error(405, fmt::format("{} {}: use {}", Printable(q.method),
+                                                         Printable(q.path), allow)),
+                       job.head, keep, fmt::format("Allow: {}\r\n", allow));
   }
 
   // Waiting requests are served by client address in turn.

@@ -32,7 +32,7 @@ namespace {
 using ::testing::HasSubstr;
 constexpr int64_t kMs = kNsPerMs;
 constexpr int64_t kS = kNsPerSecond;
-constexpr const char* kHome = "127.0.0.1";      // the good client's address (and the node's)
+constexpr const char* kHome = "127.0.0.1";       // the good client's address (and the node's)
 constexpr const char* kElsewhere = "127.0.0.2";  // another host's
 
 // A listener under attack: a round of its loop, and what a good client

@@ -92,9 +92,8 @@ TEST_F(ConnectionCoreTest, InputPastItsBoundWaitsUntilTheProtocolTakesSome) {
   UniqueFd c = Connect();
   const std::string bytes(5000, 'x');
   ASSERT_EQ(send(c.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL), 5000);
-  ASSERT_TRUE(RoundUntil([&] {
-    return !protocol_.ids.empty() && core_->input(protocol_.ids[0]).size() == 1000;
-  }));
+  ASSERT_TRUE(RoundUntil(
+      [&] { return !protocol_.ids.empty() && core_->input(protocol_.ids[0]).size() == 1000; }));
   for (int i = 0; i < 20; ++i) core_->RunOnce(0);
   const uint64_t id = protocol_.ids[0];
   EXPECT_EQ(core_->input(id).size(), 1000u);
