@@ -110,7 +110,10 @@ void ConnectionCore::Wait(int64_t timeout_ns) {
   const timespec timeout{static_cast<time_t>(wait_ns / kNsPerSecond),
                          static_cast<long>(wait_ns % kNsPerSecond)};
   epoll_event events[kEvents];
-  const int n = epoll_pwait2(epoll_.get(), events, kEvents, &timeout, nullptr);
+  int n = epoll_pwait2(epoll_.get(), events, kEvents, &timeout, nullptr);
+  if (n < 0 && errno == ENOSYS)  // a kernel before 5.11: to the millisecond, rounded up
+    n = epoll_wait(epoll_.get(), events, kEvents,
+                   static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs));
   ready_ids_.clear();
   ready_events_.clear();
   for (int i = 0; i < n; ++i) {
