@@ -13,20 +13,9 @@
 
 namespace tilestream::sim {
 
-// The programs' classes take a Clock; here it reads the simulation's time.
-// Nothing may sleep on it: SleepUntilNs only moves time forward when
-// nothing else is due, as a sleeping thread would see it.
-class SimClock final : public Clock {
- public:
-  int64_t NowNs() override { return now_ns_; }
-  void SleepUntilNs(int64_t deadline_ns) override {
-    if (deadline_ns > now_ns_) now_ns_ = deadline_ns;
-  }
-  void Set(int64_t ns) { now_ns_ = ns; }
-
- private:
-  int64_t now_ns_ = 0;
-};
+// The programs' classes take a Clock; here it reads the simulation's time
+// (common/base/clock.h: nothing sleeps on it).
+using SimClock = ManualClock;
 
 class EventQueue {
  public:

@@ -47,4 +47,20 @@ class MonotonicClock final : public Clock {
   void SleepUntilNs(int64_t deadline_ns) override;
 };
 
+// Time that moves only when its owner moves it (the tests, the wall's
+// simulation): nothing may sleep on it, so SleepUntilNs moves it forward
+// to the deadline, as a sleeping thread would see it.
+class ManualClock final : public Clock {
+ public:
+  int64_t NowNs() override { return now_ns_; }
+  void SleepUntilNs(int64_t deadline_ns) override {
+    if (deadline_ns > now_ns_) now_ns_ = deadline_ns;
+  }
+  void Set(int64_t ns) { now_ns_ = ns; }
+  void Advance(int64_t ns) { now_ns_ += ns; }
+
+ private:
+  int64_t now_ns_ = 0;
+};
+
 }  // namespace tilestream

@@ -24,7 +24,6 @@
 #include "common/net/http_connections.h"
 #include "common/wall/wall_config.h"
 #include "streamer/control_server.h"
-#include "tests/support/manual_clock.h"
 
 namespace tilestream {
 namespace {
@@ -57,7 +56,7 @@ class Door {
   virtual std::string SlowWord() const = 0;
   // How long a greeted connection that says nothing more stays; kNoDeadline: kept.
   virtual int64_t SilentBoundNs() const = 0;
-  testing::ManualClock clock;
+  ManualClock clock;
 };
 
 class HttpDoor : public Door {

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "common/net/line_channel.h"
-#include "tests/support/manual_clock.h"
 
 namespace tilestream {
 namespace {
@@ -68,7 +67,7 @@ class ConnectionCoreTest : public ::testing::Test {
     }
   }
 
-  testing::ManualClock clock_;
+  ManualClock clock_;
   Recorder protocol_;
   std::unique_ptr<ConnectionCore> core_;
 };
