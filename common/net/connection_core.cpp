@@ -135,23 +135,24 @@ void ConnectionCore::Handle() {
     }
   }
   ready_ids_.clear();
-  // Work left from the last round, once each; then what was written.
-  std::vector<uint64_t> again;
-  again.swap(again_);
+  // Work left from the last round, once each; then what was written. The
+  // lists are swapped with a scratch one, so a round allocates nothing.
   const int64_t now = clock_->NowNs();
-  for (uint64_t id : again) {
+  scratch_.swap(again_);
+  for (uint64_t id : scratch_) {
     if (!open(id)) continue;
     protocol_->Readable(id, now);
     if (open(id)) Rewatch(id, connections_.at(id));  // it may have room to read again
   }
+  scratch_.clear();
   while (!written_.empty()) {
-    std::vector<uint64_t> written;
-    written.swap(written_);
-    for (uint64_t id : written) {
+    scratch_.swap(written_);
+    for (uint64_t id : scratch_) {
       if (!open(id)) continue;
       protocol_->Written(id, now);
       if (open(id)) Rewatch(id, connections_.at(id));
     }
+    scratch_.clear();
   }
   OnDeadlines(now);
   if (accept_ready_ || (accepts_paused_until_ != 0 && now >= accepts_paused_until_)) Accept(now);
@@ -371,12 +372,12 @@ void ConnectionCore::Close(uint64_t id) {
 
 void ConnectionCore::Reap() {
   while (!closed_.empty()) {
-    std::vector<uint64_t> closed;
-    closed.swap(closed_);
-    for (uint64_t id : closed) {
+    scratch_.swap(closed_);
+    for (uint64_t id : scratch_) {
       connections_.erase(id);
       protocol_->Closed(id);
     }
+    scratch_.clear();
   }
   CountOpen();
 }

@@ -182,7 +182,7 @@ class ConnectionCore {
   std::unordered_map<uint64_t, Connection> connections_;
   uint64_t next_id_ = 1;
   std::vector<Watched> watched_;
-  std::vector<uint64_t> again_, written_, closed_, expired_;
+  std::vector<uint64_t> again_, written_, closed_, expired_, scratch_;
   std::vector<uint64_t> ready_ids_;  // Wait's events, for Handle
   std::vector<uint32_t> ready_events_;
   bool accept_ready_ = false;
