@@ -166,7 +166,10 @@ void ConnectionCore::OnEvents(uint64_t id, uint32_t events) {
   if (events & EPOLLOUT) Write(id, c);
   if (c.closed) return;
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-    const bool alive = c.paused && !(events & EPOLLIN) ? false : Read(c);
+    // A hang-up or error on one not being read (served, or its input
+    // full) ends it: epoll would report it every round.
+    const bool reading = !c.paused && (c.draining || c.in.size() < options_.max_input);
+    const bool alive = (events & EPOLLIN) || reading ? Read(c) : false;
     if (c.draining) {
       if (!alive) Close(id);
       return;
