@@ -42,11 +42,9 @@ Result<std::unique_ptr<ControlPort>> ControlPort::Listen(const Options& options,
 }
 
 bool ControlPort::Send(uint64_t id, std::string_view line) {
-  std::string bytes;
-  bytes.reserve(line.size() + 1);
-  bytes.append(line);
-  bytes.push_back('\n');
-  return core_->Send(id, bytes);
+  line_out_.assign(line);  // reused: a decision to every node each tick allocates nothing
+  line_out_.push_back('\n');
+  return core_->Send(id, line_out_);
 }
 
 void ControlPort::Close(uint64_t id, std::string_view last_line) {

@@ -90,6 +90,7 @@ class ControlPort final : public ConnectionProtocol {
   LineHandler on_line_;
   CloseHandler on_close_;
   std::unordered_map<uint64_t, State> states_;
+  std::string line_out_;  // Send's line and its end
   std::unique_ptr<ConnectionCore> core_;
 };
 
