@@ -33,10 +33,14 @@ bool LossTracker::Arrived(uint64_t sequence) {
   if (lo == size_ || at(lo).sequence != sequence || at(lo).arrived) return false;
   Entry& e = at(lo);
   e.arrived = true;  // leaves the ring when it reaches the front
-  if (e.requests == 0)
+  if (e.requests == 0) {
     ++stats_.reordered;
-  else
+  } else if (e.requests == 1 || ++ambiguous_in_a_row_ > kStarvedAnswers) {
     stats_.rtt.Sample(now_ns_ - e.first_request_ns);
+    if (e.requests == 1) ambiguous_in_a_row_ = 0;
+  } else {
+    ++stats_.ambiguous;
+  }
   while (size_ > 0 && at(0).arrived) PopFront();
   return true;
 }

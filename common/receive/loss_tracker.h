@@ -11,9 +11,13 @@
 // (SetRttHint, from the swap sync's pings), else after 2, 4, 8 ... ms (a
 // LAN's schedule: a far node's first requests would all go before the
 // first answer could come). The round trip is measured from a packet's
-// first request to its arrival (what comes back first answers
-// the first request, unless that was lost: then the sample runs long by a
-// retry, which the smoothing takes in), smoothed as TCP does (RFC 6298).
+// request to its arrival, smoothed as TCP does (RFC 6298), and only from
+// a packet asked for once (Karn's rule): one asked again answers either
+// request, and taken from the first it ran long by a retry (at 2% loss
+// such samples tripled the deviation and the playout latency's budget for
+// repairs). Unless kStarvedAnswers in a row came only after a retry: the
+// path's round trip has outgrown the retry interval, and those samples
+// are what moves the estimate up to it.
 // A request whose answer could not come back (now + round trip) before
 // the packet is given up is not sent. A packet is given up `window_ns`
 // after it was found missing, or when the assembler gives its frame up
@@ -42,6 +46,7 @@ struct LossTrackerStats {
   uint64_t unrecoverable = 0;  // given up: not back within the window, or no room to track
   uint64_t reordered = 0;      // found missing, arrived before it was asked for
   uint64_t not_asked = 0;      // requests not sent: the answer could not come in time
+  uint64_t ambiguous = 0;      // arrived after more than one request: not sampled
   RttEstimate rtt;             // request to arrival
 };
 
@@ -55,6 +60,9 @@ class LossTracker {
     int64_t reorder_ns = 0;              // from found missing to the first request
   };
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  // Answers in a row that came only after a retry, past which they are
+  // sampled (from the first request) after all.
+  static constexpr uint32_t kStarvedAnswers = 8;
 
   explicit LossTracker(const Options& options);
 
@@ -109,6 +117,7 @@ class LossTracker {
   int64_t next_due_ns_ = kNever;
   LossTrackerStats stats_;
   RttEstimate hint_;
+  uint32_t ambiguous_in_a_row_ = 0;
 };
 
 }  // namespace tilestream

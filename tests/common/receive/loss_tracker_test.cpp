@@ -129,8 +129,12 @@ TEST(LossTracker, AsksAgainAfterTheMeasuredRoundTrip) {
   EXPECT_EQ(Due(t, again - 1), std::vector<uint16_t>{});
   EXPECT_EQ(Due(t, again), std::vector<uint16_t>{2});
   // A second sample moves the estimate as TCP's does.
-  t.SetNow(110 * kMs);  // 80 ms after the first request
-  EXPECT_TRUE(t.Arrived(2));
+  t.SetNow(110 * kMs);
+  EXPECT_TRUE(t.Arrived(2));  // asked twice: no sample (Karn's rule)
+  t.Lost(3, 1);
+  EXPECT_EQ(Due(t, 110 * kMs), std::vector<uint16_t>{3});
+  t.SetNow(190 * kMs);  // 80 ms after its request
+  EXPECT_TRUE(t.Arrived(3));
   EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs + 60 * kMs / 8);
   EXPECT_EQ(t.stats().rtt.rttvar_ns, 60 * kMs / 4);
 }
@@ -153,10 +157,71 @@ TEST(LossTracker, AsksAgainAfterTheWallsRoundTripUntilItMeasuredItsOwn) {
   EXPECT_EQ(Due(t, again - 1), std::vector<uint16_t>{});
   EXPECT_EQ(Due(t, again), std::vector<uint16_t>{1});
   t.SetNow(again + 10 * kMs);
-  EXPECT_TRUE(t.Arrived(1));  // its own sample: 61 ms
+  EXPECT_TRUE(t.Arrived(1));  // asked twice: which request it answers is unknown
+  EXPECT_EQ(t.stats().rtt.samples, 0u);
+  EXPECT_EQ(t.stats().ambiguous, 1u);
+  const int64_t now = again + 10 * kMs;
   t.Lost(2, 1);
-  Due(t, again + 10 * kMs);
-  EXPECT_EQ(t.next_due_ns(), again + 10 * kMs + RetryAfterNs(t.stats().rtt.rtt_ns, 0));
+  Due(t, now);
+  EXPECT_EQ(t.next_due_ns(), now + again);  // still the wall's
+  t.SetNow(now + 41 * kMs);
+  EXPECT_TRUE(t.Arrived(2));  // its own sample: 41 ms
+  t.Lost(3, 1);
+  Due(t, now + 41 * kMs);
+  EXPECT_EQ(t.next_due_ns(), now + 41 * kMs + RetryAfterNs(41 * kMs, 0));
+}
+
+// Karn's rule: a packet asked for again (its request or the answer lost)
+// arrives a retry after its first request; that is no round trip. Taken
+// in, at 2% loss such samples tripled the deviation and with it the
+// playout latency's budget for repairs.
+TEST(LossTracker, APacketAskedForTwiceIsNoRoundTrip) {
+  LossTracker::Options o = Options();
+  o.window_ns = 500 * kMs;
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(1, 1);
+  Due(t, 0);
+  t.SetNow(20 * kMs);
+  EXPECT_TRUE(t.Arrived(1));
+  t.Lost(2, 1);
+  EXPECT_EQ(Due(t, 20 * kMs), std::vector<uint16_t>{2});
+  const int64_t again = 20 * kMs + RetryAfterNs(20 * kMs, 0);
+  EXPECT_EQ(Due(t, again), std::vector<uint16_t>{2});
+  t.SetNow(again + 20 * kMs);
+  EXPECT_TRUE(t.Arrived(2));
+  EXPECT_EQ(t.stats().rtt.samples, 1u);
+  EXPECT_EQ(t.stats().rtt.rtt_ns, 20 * kMs);
+  EXPECT_EQ(t.stats().rtt.rttvar_ns, 0);
+  EXPECT_EQ(t.stats().ambiguous, 1u);
+}
+
+// But when answers keep coming only after a retry, the path's round trip
+// has grown past the retry interval: past kStarvedAnswers in a row they
+// are taken (from the first request), and the estimate rises to it.
+TEST(LossTracker, AnswersThatAllComeAfterARetryAreTakenInTheEnd) {
+  LossTracker::Options o = Options();
+  o.window_ns = 10'000 * kMs;
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(1, 1);
+  Due(t, 0);
+  t.SetNow(10 * kMs);
+  EXPECT_TRUE(t.Arrived(1));  // 10 ms; the path then grows to 100 ms
+  int64_t now = 10 * kMs;
+  for (uint64_t seq = 2; seq < 2 + LossTracker::kStarvedAnswers + 1; ++seq) {
+    t.Lost(seq, 1);
+    EXPECT_EQ(Due(t, now), std::vector<uint16_t>{static_cast<uint16_t>(seq)});
+    const int64_t first = now;
+    now = t.next_due_ns();
+    EXPECT_EQ(Due(t, now), std::vector<uint16_t>{static_cast<uint16_t>(seq)});
+    now = first + 100 * kMs;
+    t.SetNow(now);
+    EXPECT_TRUE(t.Arrived(seq));
+  }
+  EXPECT_EQ(t.stats().ambiguous, LossTracker::kStarvedAnswers);
+  EXPECT_EQ(t.stats().rtt.samples, 2u);
+  EXPECT_EQ(t.stats().rtt.rtt_ns, 10 * kMs + 90 * kMs / 8);
 }
 
 // A request whose answer would come back after the packet is given up is
