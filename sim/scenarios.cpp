@@ -129,11 +129,12 @@ void ReferenceScenarios(std::vector<Scenario>& all) {
     s.path.loss = s.path.tcp_loss = loss;
     s.latency_ms = -1;
     s.seconds = 10;
-    // Not yet (issue 43): 219 of 220 ticks at 22 fps with auto at 359 ms
-    // (the target: a frame interval + 4 round trips, 205 ms), 593 of 600
-    // at 60 fps with auto at 153 ms (target 77 ms). A repair's round trip
-    // here includes the answer's wait behind the paced frame in its
-    // sender, and the latency follows it.
+    // Not yet (issue 43): 219 of 220 ticks at 22 fps with auto at 235 ms
+    // (the target: a frame interval + 4 round trips, 205 ms), 594 of 600
+    // at 60 fps with auto at 119 ms (target 77 ms); before Karn's rule
+    // and the round trips by datagram, 359 and 153 ms. Every frame
+    // arrives whole, some after their tick's deadline: a tick waits for
+    // 210 lost packets here, and one in 2,500 needs a third request.
     s.expect_failure = {"shown"};
     all.push_back(s);
   }

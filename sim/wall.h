@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/base/rtt_estimate.h"
 #include "common/control/movie_loads.h"
+#include "common/control/node_round_trip.h"
 #include "common/control/playback.h"
 #include "common/control/playout_latency.h"
 #include "common/control/swap_sync.h"
@@ -76,7 +76,8 @@ class Wall {
     std::vector<std::function<void()>> while_stopped;
     std::vector<std::pair<int64_t, int64_t>> stops;  // when it is stopped
     std::vector<uint32_t> tiles;
-    RttEstimate rtt;
+    NodeRoundTrip trip;
+    bool hello_sent = false;  // its first datagram, on joining
     // The sync's datagrams (common/control/sync_datagram.h), as the
     // control server and the node's sync client have them.
     uint64_t key = 0;
@@ -103,7 +104,9 @@ class Wall {
   void AtNodeDatagram(uint32_t node, const std::string& datagram);
   void AtServerDatagram(uint32_t node, const std::string& datagram);
   void Show(uint32_t node, const SyncEvent& e, bool excused);
-  void AtServer(uint32_t node, const std::string& line);
+  void AtServer(uint32_t node, const std::string& line,
+                NodeRoundTrip::Via via = NodeRoundTrip::Via::kLine);
+  void Ping(uint32_t node, NodeRoundTrip::Via via);
   void Second();
   void LookAtNics();
   void ApplyFaults();

@@ -238,9 +238,8 @@ void Wall::ApplyFaults() {
 WallReport Wall::Run() {
   const double cpu = CpuSeconds();
   ApplyFaults();
-  // The nodes join and are pinged three times, as the control server does.
-  for (int i = 0; i < 3; ++i)
-    for (Node& n : nodes_) n.to_node->Send(FormatStamp("ping", q_.now()));
+  // The nodes join, each pinged as the control server does.
+  for (uint32_t n = 0; n < nodes_.size(); ++n) Ping(n, nodes_[n].trip.Joined());
   const int64_t start = play_start_ns_;
   play_end_ns_ = start + static_cast<int64_t>(s_.seconds * 1e9);
   // The latency from the joins' round trips before tick 0, as the

@@ -113,6 +113,10 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
   Node& n = nodes_[node];
   if (auto ping = ParseStamp("ping", line)) {
     n.to_server->Send(FormatPong(*ping));
+    // The join's reply came with it: the node's first datagram, so that
+    // the coordinator knows where they come from (receiver/sync_client.cpp).
+    if (!n.hello_sent) SendDatagram(node, false, FormatSyncDatagram(n.key, ""), kSyncCopies);
+    n.hello_sent = true;
     return;
   }
   if (auto rtt = ParseRtt(line)) {  // the tiles' repairs wait as long (receiver/node_setup.cpp)

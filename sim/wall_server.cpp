@@ -198,19 +198,30 @@ void Wall::SendDatagram(uint32_t node, bool to_node, const std::string& datagram
 void Wall::AtServerDatagram(uint32_t node, const std::string& datagram) {
   const std::optional<SyncDatagram> d = ParseSyncDatagram(datagram);
   if (!d || d->key != nodes_[node].key) return;
+  Ping(node, nodes_[node].trip.DatagramsKnown());  // its first: pinged that way
   for (size_t i = 0; i < d->count; ++i) {
     const std::string_view line = d->lines[i];
     const auto r = ParseSyncReport(line);
     if (ParseStamp("pong", line) || (r && r->kind == SyncReport::Kind::kComplete))
-      AtServer(node, std::string(line));
+      AtServer(node, std::string(line), NodeRoundTrip::Via::kDatagram);
   }
 }
 
-void Wall::AtServer(uint32_t node, const std::string& line) {
+// As the control server's SendPing and SampleRtt (streamer/control_sync.cpp).
+void Wall::Ping(uint32_t node, NodeRoundTrip::Via via) {
+  const std::string ping = FormatStamp("ping", q_.now());
+  if (via == NodeRoundTrip::Via::kDatagram)
+    SendDatagram(node, true, FormatSyncDatagram(nodes_[node].key, ping), 1);
+  else if (via == NodeRoundTrip::Via::kLine)
+    nodes_[node].to_node->Send(ping);
+}
+
+void Wall::AtServer(uint32_t node, const std::string& line, NodeRoundTrip::Via via) {
   if (auto pong = ParseStamp("pong", line)) {
     Node& n = nodes_[node];
-    n.rtt.Sample(q_.now() - *pong);
-    n.to_node->Send(FormatRtt(n.rtt));
+    const NodeRoundTrip::Answer a = n.trip.Pong(via, *pong, q_.now());
+    if (a.sampled) n.to_node->Send(FormatRtt(n.trip.estimate()));
+    Ping(node, a.ping);
     return;
   }
   const std::optional<SyncReport> r = ParseSyncReport(line);
@@ -231,13 +242,16 @@ void Wall::Second() {
   int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
-    SendDatagram(i, true, FormatSyncDatagram(n.key, FormatStamp("ping", q_.now())), 1);
-    sync = std::max(sync, n.rtt.rtt_ns);
-    sync_var = std::max(sync_var, n.rtt.rttvar_ns);
+    Ping(i, n.trip.way());
+    if (!n.trip.settled()) continue;  // as the control server's LargestRtt
+    sync = std::max(sync, n.trip.estimate().rtt_ns);
+    sync_var = std::max(sync_var, n.trip.estimate().rttvar_ns);
   }
-  uint64_t sent = 0, skipped = 0;
+  uint64_t sent = 0, skipped = 0, datagrams = 0, sent_again = 0;
   std::vector<uint32_t> nic_of_tile;
   for (Tile& t : tiles_) {
+    datagrams += t.sender->socket().stats().datagrams;
+    sent_again += t.sender->stats().retransmitted;
     if (const LossTracker* loss = t.assembler->loss()) {
       repair = std::max(repair, loss->stats().rtt.rtt_ns);
       repair_var = std::max(repair_var, loss->stats().rtt.rttvar_ns);
@@ -249,6 +263,7 @@ void Wall::Second() {
   }
   if (latency_.timed() && sync > 0) {
     const int64_t before = latency_.latency_ns();
+    latency_.SetSent(datagrams, sent_again);
     latency_.Update(sync, sync_var, repair, repair_var);
     if (latency_.latency_ns() != before)  // each tile's repair window follows it
       for (Tile& t : tiles_)

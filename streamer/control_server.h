@@ -28,6 +28,7 @@
 
 #include "common/base/result.h"
 #include "common/base/rtt_estimate.h"
+#include "common/control/node_round_trip.h"
 #include "common/control/control_port.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
@@ -66,13 +67,16 @@ class ControlServer {
   void SendSync(const std::vector<SyncEvent>& events);
   uint16_t port() const { return port_number_; }
   size_t synced_nodes() const;
-  // Asks every synced node for a round trip ("ping"; once a second).
-  void PingSyncNodes();
+  // Asks every synced node for a round trip ("ping"; once a second), or
+  // only those whose round trip is not settled yet.
+  void PingSyncNodes(bool unsettled_only = false);
   // Tells every synced node the playout latency ("latency NS"), now and
   // whenever a node joins.
   void SetLatency(int64_t ns);
   // The round trip measured on node `node`'s sync connection (none: zero),
-  // and the largest over the synced nodes, for the playout latency.
+  // and the largest over the synced nodes whose estimate is settled
+  // (NodeRoundTrip::settled), for the playout latency; its `samples` is
+  // how many such nodes.
   RttEstimate NodeRtt(uint32_t node) const;
   RttEstimate LargestRtt() const;
 
@@ -90,7 +94,7 @@ class ControlServer {
   struct Client {
     bool authorised = false;
     int node = -1;    // the display node this connection syncs, or -1
-    RttEstimate rtt;  // a sync connection's, from ping to pong
+    NodeRoundTrip trip;  // a sync connection's, from ping to pong
     // A sync connection's datagrams (common/control/sync_datagram.h): its
     // key, where its datagrams come from (length 0: none yet), and the
     // decisions each datagram to it carries.
@@ -123,8 +127,8 @@ class ControlServer {
   // The sync reports and round trips that came as datagrams.
   void ReceiveSyncDatagrams();
   void HandleSyncReport(const Client& c, const SyncReport& r);
-  void SampleRtt(uint64_t id, Client& c, int64_t pong_ns);
-  void SendPing(uint64_t id, const Client& c);
+  void SampleRtt(uint64_t id, Client& c, int64_t pong_ns, NodeRoundTrip::Via via);
+  void SendPing(uint64_t id, const Client& c, NodeRoundTrip::Via via);
   void Drop(Client& client);
 
   const WallConfig& config_;

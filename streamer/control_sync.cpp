@@ -38,28 +38,25 @@ size_t ControlServer::synced_nodes() const {
                                            [](const auto& c) { return c.second.node >= 0; }));
 }
 
-void ControlServer::PingSyncNodes() {
+void ControlServer::PingSyncNodes(bool unsettled_only) {
   for (const auto& [id, c] : clients_)
-    if (c.node >= 0) SendPing(id, c);
+    if (c.node >= 0 && !(unsettled_only && c.trip.settled())) SendPing(id, c, c.trip.way());
 }
 
-// As a datagram once the node's come: a round trip that a lost segment
-// does not stretch. One copy: a lost ping is one sample less.
-void ControlServer::SendPing(uint64_t id, const Client& c) {
-  if (c.udp_peer_length > 0)
+// As a datagram once the node's come (common/control/node_round_trip.h).
+// One copy: a lost ping is one sample less.
+void ControlServer::SendPing(uint64_t id, const Client& c, NodeRoundTrip::Via via) {
+  if (via == NodeRoundTrip::Via::kDatagram && c.udp_peer_length > 0)
     SendCopies(sync_udp_.get(), FormatSyncDatagram(c.udp_key, FormatPing(MonotonicNs())), 1,
                &c.udp_peer, c.udp_peer_length);
-  else
+  else if (via == NodeRoundTrip::Via::kLine)
     Send(id, FormatPing(MonotonicNs()));
 }
 
-void ControlServer::SampleRtt(uint64_t id, Client& c, int64_t pong_ns) {
-  const int64_t now = MonotonicNs();
-  if (pong_ns > now) return;
-  c.rtt.Sample(now - pong_ns);
-  Send(id, FormatRtt(c.rtt));  // the node's repairs wait as long
-  // Three in a row on joining: a round trip with some deviation by tick 0.
-  if (c.rtt.samples < 3) SendPing(id, c);
+void ControlServer::SampleRtt(uint64_t id, Client& c, int64_t pong_ns, NodeRoundTrip::Via via) {
+  const NodeRoundTrip::Answer a = c.trip.Pong(via, pong_ns, MonotonicNs());
+  if (a.sampled) Send(id, FormatRtt(c.trip.estimate()));  // the node's repairs wait as long
+  SendPing(id, c, a.ping);
 }
 
 void ControlServer::SetLatency(int64_t ns) {
@@ -70,16 +67,16 @@ void ControlServer::SetLatency(int64_t ns) {
 
 RttEstimate ControlServer::NodeRtt(uint32_t node) const {
   for (const auto& [id, c] : clients_)
-    if (c.node == static_cast<int>(node)) return c.rtt;
+    if (c.node == static_cast<int>(node)) return c.trip.estimate();
   return {};
 }
 
 RttEstimate ControlServer::LargestRtt() const {
   RttEstimate most;
   for (const auto& [id, c] : clients_) {
-    if (c.node < 0 || c.rtt.samples == 0) continue;
-    most.rtt_ns = std::max(most.rtt_ns, c.rtt.rtt_ns);
-    most.rttvar_ns = std::max(most.rttvar_ns, c.rtt.rttvar_ns);
+    if (c.node < 0 || !c.trip.settled()) continue;
+    most.rtt_ns = std::max(most.rtt_ns, c.trip.estimate().rtt_ns);
+    most.rttvar_ns = std::max(most.rttvar_ns, c.trip.estimate().rttvar_ns);
     ++most.samples;
   }
   return most;
@@ -87,7 +84,7 @@ RttEstimate ControlServer::LargestRtt() const {
 
 bool ControlServer::HandleSyncLine(uint64_t id, Client& c, const std::string& line) {
   if (auto pong = ParseStamp("pong", line)) {
-    SampleRtt(id, c, *pong);
+    SampleRtt(id, c, *pong, NodeRoundTrip::Via::kLine);
     return true;
   }
   if (auto r = ParseSyncReport(line)) {
@@ -138,9 +135,10 @@ void ControlServer::ReceiveSyncDatagrams() {
     Client& c = it->second;
     c.udp_peer = from;
     c.udp_peer_length = length;
+    SendPing(it->first, c, c.trip.DatagramsKnown());  // its first: pinged that way
     for (size_t i = 0; i < d->count; ++i) {
       if (auto pong = ParseStamp("pong", d->lines[i]))
-        SampleRtt(it->first, c, *pong);
+        SampleRtt(it->first, c, *pong, NodeRoundTrip::Via::kDatagram);
       else if (auto r = ParseSyncReport(d->lines[i]); r && r->kind == SyncReport::Kind::kComplete)
         HandleSyncReport(c, *r);
     }
@@ -172,7 +170,7 @@ void ControlServer::Subscribe(uint64_t id, Client& c, std::string_view words) {
     }
   }
   c.node = node;
-  c.rtt = {};
+  const NodeRoundTrip::Via first_ping = c.trip.Joined();
   c.udp_peer_length = 0;
   c.carrier.Clear();
   c.udp_key = 0;
@@ -188,7 +186,7 @@ void ControlServer::Subscribe(uint64_t id, Client& c, std::string_view words) {
   nlohmann::json reply = {{"ok", true}, {"sync", node_name}, {"tiles", tiles}};
   if (c.udp_key != 0) reply["udp_key"] = FormatSyncKey(c.udp_key);
   Send(id, JsonText(reply));
-  Send(id, FormatPing(MonotonicNs()));  // a round trip before the first tick
+  SendPing(id, c, first_ping);  // a round trip before the first tick
   if (latency_ns_ > 0) Send(id, FormatStamp("latency", latency_ns_));
 }
 

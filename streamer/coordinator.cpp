@@ -129,10 +129,17 @@ void Coordinator::WaitForDisplayNodes() {
   const int64_t give_up = clock_.NowNs() + int64_t{c_.sync.wait_ms} * 1'000'000;
   while (server_->synced_nodes() < c_.nodes.size() && clock_.NowNs() < give_up && !stop_->load())
     server_->Poll(10'000'000);
-  // A latency from the round trips: each node's first one (asked at its join).
+  // A latency from the round trips: each node's settled (by datagram, or
+  // three by line: common/control/node_round_trip.h).
+  // A node whose ping or pong was lost is pinged again (every 200 ms).
+  int64_t ping_again = clock_.NowNs() + kPingAgainNs;
   while (sync_.timed() && server_->LargestRtt().samples < server_->synced_nodes() &&
-         clock_.NowNs() < give_up && !stop_->load())
+         clock_.NowNs() < give_up && !stop_->load()) {
     server_->Poll(10'000'000);
+    if (clock_.NowNs() < ping_again) continue;
+    server_->PingSyncNodes(/*unsettled_only=*/true);
+    ping_again = clock_.NowNs() + kPingAgainNs;
+  }
   sync_.UpdateLatency();
   if (server_->synced_nodes() == c_.nodes.size()) return;
   std::string missing;

@@ -43,6 +43,8 @@
 namespace tilestream {
 
 inline constexpr int64_t kSecond = kNsPerSecond;
+// Before tick 0, a node with no settled round trip is pinged again this often.
+inline constexpr int64_t kPingAgainNs = 200'000'000;
 
 inline std::string TileName(const WallConfig& c, uint32_t tile) {
   return TileId::FromIndex(tile, c.wall.layout).Name();

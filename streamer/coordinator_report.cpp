@@ -68,7 +68,12 @@ bool Coordinator::StartHttp() {
 
 void Coordinator::PrintSecond() {
   server_->PingSyncNodes();
-  sync_.UpdateLatency();
+  uint64_t sent = 0, sent_again = 0;
+  for (uint32_t t = 0; t < tiles_; ++t) {
+    sent += latest_[t].packets;
+    sent_again += latest_[t].retransmitted;
+  }
+  sync_.UpdateLatency(sent, sent_again);
   std::vector<StreamSummary> streams;
   for (uint32_t t = 0; t < tiles_; ++t) {
     streams.push_back(Summarize(Delta(latest_[t], previous_[t]), c_));

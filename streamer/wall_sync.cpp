@@ -34,7 +34,7 @@ void WallSync::Decide(int64_t now_ns) {
 }
 
 // From the largest round trip to a display node and of a tile's repairs.
-void WallSync::UpdateLatency() {
+void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
   if (!latency_.timed()) return;
   const int64_t before = latency_.latency_ns();
   const RttEstimate rtt = server_->LargestRtt();
@@ -43,6 +43,7 @@ void WallSync::UpdateLatency() {
     repair = std::max(repair, static_cast<int64_t>(r.stats.rtt_us) * 1000);
     repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
   }
+  latency_.SetSent(sent, sent_again);
   latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
   const int64_t now = latency_.latency_ns();
   if (now == before && latency_said_) return;
@@ -53,8 +54,9 @@ void WallSync::UpdateLatency() {
   logged_ns_ = now;
   spdlog::info(
       "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
-      "{:.1f} ms, deviation {:.1f} ms)",
-      latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6);
+      "{:.1f} ms, deviation {:.1f} ms; {} repairs waited for, {:.2f}% sent again)",
+      latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6,
+      latency_.repair_rounds(), 100 * latency_.sent_again_share());
 }
 
 // A tile left out of the swap sync for missing ticks, or taken back.

@@ -39,9 +39,10 @@ class WallSync {
   void Decide(int64_t now_ns);
   int64_t next_deadline_ns() const { return master_.next_deadline_ns(); }
 
-  // The latency after the round trips measured by now; said to the nodes
-  // (and logged) the first time and whenever it changes. REQUIRES: attached.
-  void UpdateLatency();
+  // The latency after the round trips measured by now, and the wall's
+  // datagrams sent in all and sent again so far; said to the nodes (and
+  // logged) the first time and whenever it changes. REQUIRES: attached.
+  void UpdateLatency(uint64_t sent = 0, uint64_t sent_again = 0);
   // The playout latency in use; 0 without one.
   int64_t latency_ns() const { return latency_.timed() ? latency_.latency_ns() : 0; }
   bool timed() const { return latency_.timed(); }

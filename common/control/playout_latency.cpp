@@ -12,7 +12,8 @@ void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair
   margin_ns_ = sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
   const int64_t repair =
       repair_ns > 0 ? RetryAfterNs(repair_ns, repair_var_ns) : RetryAfterNs(sync_ns, sync_var_ns);
-  const int64_t asked = std::max(sync_ns + reorder_ns_ + 2 * repair + margin_ns_, interval_ns_);
+  const int64_t asked =
+      std::max(sync_ns + reorder_ns_ + repair_rounds() * repair + margin_ns_, interval_ns_);
   if (asked >= auto_ns_) {  // up at once (or the first measurement)
     auto_ns_ = asked;
     calm_ = 0;
@@ -23,6 +24,23 @@ void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair
   if (calm_ < kCalmUpdates) return;
   const int64_t step = std::min(kFallNs, interval_ns_ / 8);
   auto_ns_ = std::max(asked, auto_ns_ - step);
+}
+
+void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again) {
+  if (sent < sent_ || sent_again < sent_again_) sent_ = sent_again_ = 0;  // counts started over
+  const uint64_t first_sent = (sent - sent_) - std::min(sent - sent_, sent_again - sent_again_);
+  if (first_sent > 0) {
+    const double share = static_cast<double>(sent_again - sent_again_) / first_sent;
+    share_ = share_measured_ ? share_ + (share - share_) / 8 : share;
+    share_measured_ = true;
+  }
+  sent_ = sent;
+  sent_again_ = sent_again;
+}
+
+int PlayoutLatency::repair_rounds() const {
+  if (share_ <= 0.015) return 2;
+  return share_ <= 0.04 ? 3 : 4;
 }
 
 int64_t PlayoutLatency::latency_ns() const {
@@ -40,7 +58,9 @@ int64_t PlayoutLatency::DeadlineFor(int64_t frame_end_ns) const {
   return std::max(frame_end_ns, frame_end_ns + latency - std::min(margin_ns_, latency / 2));
 }
 
-PlayoutLatency::TickMoments PlayoutLatency::MomentsFor(int64_t frame_end_ns) const {
+PlayoutLatency::TickMoments PlayoutLatency::MomentsFor(int64_t frame_end_ns) {
+  if (settings_.latency == SyncSettings::kAutoLatency && auto_ns_ == 0)
+    auto_ns_ = settings_.latency_bound_ns();
   if (!timed())
     return {frame_end_ns +
                 (settings_.deadline_ms ? int64_t{settings_.deadline_ms} * 1'000'000 : interval_ns_),

@@ -13,16 +13,20 @@
 //             coordinator's and the node's wake-ups on a loaded machine;
 //   repair  = RetryAfterNs(r, rv) (common/base/rtt_estimate.h): one
 //             request answered, as the tiles' repairs wait for it;
-//   auto    = s / 2 + reorder + 2 repair + s / 2 + margin: the last
+//   auto    = s / 2 + reorder + n repair + s / 2 + margin: the last
 //             packets' way, the wait before a packet found missing is asked
-//             for (`stream.reorder_ms`), two requests answered (the second
-//             for an answer lost on the way),
-//             the report's way back, the decision's out; at most
-//             max_latency_ms. On a path where answers take the round trip,
-//             3.5 round trips (SRT's guide asks 3 at up to 1% loss, 4 at 3%);
-//             never under one frame interval, the slack a wall without a
-//             latency has after a frame is sent (a node that assembles and
-//             reports slowly, short of any round trip, still makes it).
+//             for (`stream.reorder_ms`), n requests answered (the others
+//             for a request or an answer lost on the way), the report's way
+//             back, the decision's out; at most max_latency_ms. n follows
+//             the share of packets the wall sent again (SetSent): 2 up to
+//             1.5%, 3 up to 4%, 4 past it. At 2% loss a lost packet needs a
+//             third request 1 time in 600, and a 2x2 wall loses 110 a tick:
+//             with 2, the simulation skipped 2 ticks of 100. On a path
+//             where answers take the round trip, 3.5 round trips, 4.6 with
+//             3 (SRT's guide asks 3 at up to 1% loss, 4 at 3%); never
+//             under one frame interval, the slack a wall without a latency
+//             has after a frame is sent (a node that assembles and reports
+//             slowly, short of any round trip, still makes it).
 //   deadline = frame end + latency - margin, the margin at most half the
 //             latency (a stalled node's round trip must not take the
 //             repairs' time from every tile), no earlier than the frame end.
@@ -55,6 +59,14 @@ class PlayoutLatency {
   void Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns = 0,
               int64_t repair_var_ns = 0);
 
+  // The wall's packets sent in all and sent again (repairs), totals since
+  // the start, before each Update: the share sent again since the last
+  // call, smoothed (an eighth a call; the first taken whole), sets how
+  // many repairs the latency waits for.
+  void SetSent(uint64_t sent, uint64_t sent_again);
+  double sent_again_share() const { return share_; }
+  int repair_rounds() const;
+
   bool timed() const { return settings_.timed(); }
   int64_t latency_ns() const;
   int64_t margin_ns() const { return margin_ns_; }
@@ -65,12 +77,16 @@ class PlayoutLatency {
   // Both for a tick the clock opens, with or without a latency: without,
   // decided a deadline after its frame (`[sync] deadline_ms`, else a frame
   // interval) and shown as decided (at_ns 0). The coordinator and the
-  // wall's simulation open their ticks with it.
+  // wall's simulation open their ticks with it. A tick opened with `auto`
+  // before any round trip was measured pins the maximum: from then on it
+  // falls as a measured one does, step by step. Dropped at once, the
+  // ticks opened after it were due before it, and decisions go in order:
+  // the simulation's swarm had them reach the nodes 300 ms late.
   struct TickMoments {
     int64_t deadline_ns = 0;
     int64_t at_ns = 0;
   };
-  TickMoments MomentsFor(int64_t frame_end_ns) const;
+  TickMoments MomentsFor(int64_t frame_end_ns);
 
  private:
   static constexpr int64_t kSlackNs = 5'000'000;
@@ -82,6 +98,9 @@ class PlayoutLatency {
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
   int calm_ = 0;         // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
+  uint64_t sent_ = 0, sent_again_ = 0;  // at the last SetSent
+  double share_ = 0;
+  bool share_measured_ = false;
 };
 
 }  // namespace tilestream

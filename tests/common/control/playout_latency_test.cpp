@@ -29,12 +29,12 @@ TEST(PlayoutLatency, AFixedLatencyShowsThatLongAfterTheFrameAndDecidesAMarginBef
 // shown at its moment; without, decided a frame interval (or deadline_ms)
 // after its frame and shown as decided.
 TEST(PlayoutLatency, ATicksMomentsWithAndWithoutALatency) {
-  const PlayoutLatency timed(Settings(100), 40 * kMs);
+  PlayoutLatency timed(Settings(100), 40 * kMs);
   const PlayoutLatency::TickMoments t = timed.MomentsFor(1000 * kMs);
   EXPECT_EQ(t.deadline_ns, timed.DeadlineFor(1000 * kMs));
   EXPECT_EQ(t.at_ns, 1100 * kMs);
   SyncSettings lan;  // no latency
-  const PlayoutLatency untimed(lan, 40 * kMs);
+  PlayoutLatency untimed(lan, 40 * kMs);
   EXPECT_EQ(untimed.MomentsFor(1000 * kMs).deadline_ns, 1040 * kMs);
   EXPECT_EQ(untimed.MomentsFor(1000 * kMs).at_ns, 0);
   lan.deadline_ms = 25;
@@ -108,6 +108,52 @@ TEST(PlayoutLatency, AutoTakesInTheWaitBeforeAMissingPacketIsAskedFor) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs, 3 * kMs);
   l.Update(20 * kMs, 2 * kMs);
   EXPECT_EQ(l.latency_ns(), (20 + 3 + 2 * 26 + 19) * kMs);
+}
+
+// Where more packets are lost, more of them need a third request (the
+// request or the answer lost too): auto waits for 2 repairs up to 1.5%
+// sent again, 3 up to 4%, 4 past it. The share is smoothed (an eighth a
+// second), the first taken whole.
+TEST(PlayoutLatency, AutoWaitsForMoreRepairsWhereMoreIsSentAgain) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.SetSent(0, 0);
+  EXPECT_EQ(l.repair_rounds(), 2);
+  l.SetSent(10'200, 200);  // 2% of the first sends
+  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.02);
+  EXPECT_EQ(l.repair_rounds(), 3);
+  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), (20 + 3 * 26 + 19) * kMs);
+  l.SetSent(20'200, 200);  // a second with nothing lost
+  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.02 * 7 / 8);
+  EXPECT_EQ(l.repair_rounds(), 3);
+  for (int second = 0; second < 3; ++second) l.SetSent(30'200 + second * 10'000, 200);
+  EXPECT_EQ(l.repair_rounds(), 2);
+  for (int second = 0; second < 40; ++second)
+    l.SetSent(70'000 + second * 10'500, 200 + second * 500);  // 5%
+  EXPECT_EQ(l.repair_rounds(), 4);
+  l.SetSent(1'000, 0);  // the counts started over: nothing lost since
+  EXPECT_LT(l.sent_again_share(), 0.05);
+}
+
+// The wall began to play before a round trip was measured: its ticks
+// were opened with the maximum, and the first measurement lowers it step
+// by step (each tick's moment and deadline after the one before), not at
+// once.
+TEST(PlayoutLatency, AutoOpenedAtItsMaximumFallsFromItStepByStep) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  const PlayoutLatency::TickMoments first = l.MomentsFor(1000 * kMs);
+  EXPECT_EQ(first.at_ns, 1400 * kMs);
+  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), 400 * kMs);
+  PlayoutLatency::TickMoments before = first;
+  for (int tick = 1; tick < 400; ++tick) {  // 25 a second, an update each second
+    if (tick % 25 == 0) l.Update(20 * kMs, 2 * kMs);
+    const PlayoutLatency::TickMoments m = l.MomentsFor((1000 + 40 * tick) * kMs);
+    EXPECT_GT(m.at_ns, before.at_ns);
+    EXPECT_GT(m.deadline_ns, before.deadline_ns);
+    before = m;
+  }
+  EXPECT_EQ(l.latency_ns(), (400 - 2 * 12) * kMs);  // 16 updates: 4 calm, then 2 ms each
 }
 
 // A short path: never less than a frame interval, the slack a wall
