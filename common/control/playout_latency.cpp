@@ -38,9 +38,15 @@ void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again) {
   sent_again_ = sent_again;
 }
 
+// A round fails when its request or its answer is lost (2p); n rounds
+// leave (2p)^n of the lost packets unrepaired.
 int PlayoutLatency::repair_rounds() const {
-  if (share_ <= 0.015) return 2;
-  return share_ <= 0.04 ? 3 : 4;
+  if (!share_measured_) return kFirstRounds;
+  const double fails = 2 * share_;
+  int rounds = 2;
+  for (double left = fails * fails; left > kUnrepaired && rounds < kMostRounds; left *= fails)
+    ++rounds;
+  return rounds;
 }
 
 int64_t PlayoutLatency::latency_ns() const {

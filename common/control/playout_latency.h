@@ -18,12 +18,19 @@
 //             for (`stream.reorder_ms`), n requests answered (the others
 //             for a request or an answer lost on the way), the report's way
 //             back, the decision's out; at most max_latency_ms. n follows
-//             the share of packets the wall sent again (SetSent): 2 up to
-//             1.5%, 3 up to 4%, 4 past it. At 2% loss a lost packet needs a
-//             third request 1 time in 600, and a 2x2 wall loses 110 a tick:
-//             with 2, the simulation skipped 2 ticks of 100. On a path
-//             where answers take the round trip, 3.5 round trips, 4.6 with
-//             3 (SRT's guide asks 3 at up to 1% loss, 4 at 3%); never
+//             the share p of packets the wall sent again (SetSent): a
+//             round fails when its request or answer is lost (2p), and n
+//             is the least, from 2 to 5, that leaves (2p)^n under one lost
+//             packet in 10,000 unrepaired: 2 up to 0.5% loss, 3 up to
+//             2.3%, 4 up to 5%, then 5; 3 until measured (the first
+//             second). With 2 at 2% loss, a lost packet needed a third
+//             request 1 time in 600, and the 2x2 wall, 110 lost a tick,
+//             skipped 2 ticks of 100 in the simulation; with 4, what the
+//             path's jitter adds to each round took the latency past a
+//             frame interval + 4 round trips (the bound of issue 43). On a
+//             path where answers take the round trip, 3.5 round trips with
+//             2, 4.6 with 3 (SRT's guide asks 3 at up to 1% loss, 4 at 3%,
+//             and has no sync's round trip to spend); never
 //             under one frame interval, the slack a wall without a latency
 //             has after a frame is sent (a node that assembles and reports
 //             slowly, short of any round trip, still makes it).
@@ -92,6 +99,8 @@ class PlayoutLatency {
   static constexpr int64_t kSlackNs = 5'000'000;
   static constexpr int kCalmUpdates = 5;
   static constexpr int64_t kFallNs = 2'000'000;
+  static constexpr double kUnrepaired = 1e-4;  // of the lost packets, by the rounds waited for
+  static constexpr int kFirstRounds = 3, kMostRounds = 5;
   SyncSettings settings_;
   int64_t interval_ns_;
   int64_t reorder_ns_;

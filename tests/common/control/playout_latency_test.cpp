@@ -66,6 +66,7 @@ TEST(PlayoutLatency, AStalledNodesRoundTripLeavesTheRepairsHalfTheLatency) {
 // the wall plays.
 TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.SetSent(10'000, 0);  // nothing sent again: two repairs waited for
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
   // The way there and back, two requests answered (each waited for as a
   // tile's repairs wait: RetryAfterNs, 2 + 20 + 4 ms), the margin.
@@ -85,6 +86,7 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
 // a tenth above what the path asks; worse again, it rises at once.
 TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.SetSent(10'000, 0);  // nothing sent again: two repairs waited for
   l.Update(60 * kMs, 5 * kMs);  // 60 + 2 x (2 + 60 + 10) + (30 + 10 + 5)
   ASSERT_EQ(l.latency_ns(), 249 * kMs);
   for (int second = 1; second <= 4; ++second) {
@@ -106,33 +108,37 @@ TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
 // waits as much more.
 TEST(PlayoutLatency, AutoTakesInTheWaitBeforeAMissingPacketIsAskedFor) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs, 3 * kMs);
+  l.SetSent(10'000, 0);  // nothing sent again: two repairs waited for
   l.Update(20 * kMs, 2 * kMs);
   EXPECT_EQ(l.latency_ns(), (20 + 3 + 2 * 26 + 19) * kMs);
 }
 
 // Where more packets are lost, more of them need a third request (the
-// request or the answer lost too): auto waits for 2 repairs up to 1.5%
-// sent again, 3 up to 4%, 4 past it. The share is smoothed (an eighth a
-// second), the first taken whole.
+// request or the answer lost too): auto waits for as many repairs as
+// leave one lost packet in 10,000 unrepaired, 2 to 5; 3 until measured.
+// The share is smoothed (an eighth a second), the first taken whole.
 TEST(PlayoutLatency, AutoWaitsForMoreRepairsWhereMoreIsSentAgain) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  l.SetSent(0, 0);
-  EXPECT_EQ(l.repair_rounds(), 2);
-  l.SetSent(10'200, 200);  // 2% of the first sends
-  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.02);
   EXPECT_EQ(l.repair_rounds(), 3);
+  l.SetSent(0, 0);  // nothing sent yet: nothing measured
+  EXPECT_EQ(l.repair_rounds(), 3);
+  l.SetSent(10'300, 300);  // 3% of the first sends: 0.06^3 > 1e-4 > 0.06^4
+  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.03);
+  EXPECT_EQ(l.repair_rounds(), 4);
   l.Update(20 * kMs, 2 * kMs);
-  EXPECT_EQ(l.latency_ns(), (20 + 3 * 26 + 19) * kMs);
-  l.SetSent(20'200, 200);  // a second with nothing lost
-  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.02 * 7 / 8);
-  EXPECT_EQ(l.repair_rounds(), 3);
-  for (int second = 0; second < 3; ++second) l.SetSent(30'200 + second * 10'000, 200);
+  EXPECT_EQ(l.latency_ns(), (20 + 4 * 26 + 19) * kMs);
+  l.SetSent(20'300, 300);  // a second with nothing lost
+  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.03 * 7 / 8);
+  EXPECT_EQ(l.repair_rounds(), 4);
+  for (int second = 0; second < 3; ++second) l.SetSent(30'300 + second * 10'000, 300);
+  EXPECT_EQ(l.repair_rounds(), 3);  // 1.8%
+  for (int second = 0; second < 40; ++second) l.SetSent(90'300 + second * 10'000, 300);
   EXPECT_EQ(l.repair_rounds(), 2);
   for (int second = 0; second < 40; ++second)
-    l.SetSent(70'000 + second * 10'500, 200 + second * 500);  // 5%
-  EXPECT_EQ(l.repair_rounds(), 4);
+    l.SetSent(500'000 + second * 10'700, 300 + second * 700);  // 7%
+  EXPECT_EQ(l.repair_rounds(), 5);
   l.SetSent(1'000, 0);  // the counts started over: nothing lost since
-  EXPECT_LT(l.sent_again_share(), 0.05);
+  EXPECT_LT(l.sent_again_share(), 0.07);
 }
 
 // The wall began to play before a round trip was measured: its ticks
