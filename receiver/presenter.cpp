@@ -42,12 +42,10 @@ bool Presenter::Turn() {
     // Headless, nothing but the sync's lines needs the loop: wake for them
     // (or stop, within 100 ms), not 200 times a second.
     WaitForSync(WaitMs(p_.display ? 2 : 100));
-    for (const SyncEvent& e : events_) {
-      if (e.at_ns > 0 && e.decision != SyncDecision::kSkip)
-        Schedule(e);
-      else
-        Present(e);
-    }
+    for (const SyncEvent& e : events_)
+      if (const std::optional<SyncEvent> now = schedule_.Take(e, RealtimeNs())) Present(*now);
+    counts_.late_decisions = schedule_.late();
+    counts_.late_decision_max_ns = schedule_.late_max_ns();
     PresentDue();
   }
   if (p_.display && !HandleWindowEvents()) return false;
@@ -67,41 +65,24 @@ void Presenter::SetOverlayText(size_t k, std::string text) {
   if (p_.display && overlay_) p_.display->SetOverlay(k, overlay_text_[k]);
 }
 
-// A decision with a time (a playout latency) waits for it, in order. One
-// further off than any latency (clocks that disagree by seconds) is shown
-// at once rather than held with its frame.
-void Presenter::Schedule(const SyncEvent& e) {
-  const int64_t ahead = e.at_ns - RealtimeNs();
-  if (ahead < 0) {
-    ++counts_.late_decisions;
-    counts_.late_decision_max_ns = std::max(counts_.late_decision_max_ns, -ahead);
-  }
-  if (ahead > kMaxAheadNs) return Present(e);
-  if (timed_.size() == kMaxTimed) {  // cannot happen with a sane latency: show the oldest now
-    Present(timed_.front());
-    timed_.pop_front();
-  }
-  timed_.push_back(e);
-}
-
 // Waits for input no longer than until just before the next timed decision.
 int Presenter::WaitMs(int most_ms) const {
-  if (timed_.empty()) return most_ms;
-  const int64_t ahead = timed_.front().at_ns - RealtimeNs() - kSleepAheadNs;
+  if (schedule_.next_at_ns() == PresentSchedule::kNever) return most_ms;
+  const int64_t ahead = schedule_.next_at_ns() - RealtimeNs() - kSleepAheadNs;
   return static_cast<int>(std::clamp<int64_t>(ahead / kNsPerMs, 0, most_ms));
 }
 
 // Shows the timed decisions due within kSleepAheadNs, each at its moment
 // to the clock's precision (a sleep, not the input wait's milliseconds).
 void Presenter::PresentDue() {
-  while (!timed_.empty() && timed_.front().at_ns - RealtimeNs() < kSleepAheadNs) {
-    const int64_t at = timed_.front().at_ns;
+  while (schedule_.next_at_ns() != PresentSchedule::kNever &&
+         schedule_.next_at_ns() - RealtimeNs() < kSleepAheadNs) {
+    const int64_t at = schedule_.next_at_ns();
     const timespec ts{static_cast<time_t>(at / kNsPerSecond), static_cast<long>(at % kNsPerSecond)};
     while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
     counts_.woke_late_max_ns = std::max(counts_.woke_late_max_ns, RealtimeNs() - at);
-    Present(timed_.front());
-    timed_.pop_front();
+    Present(schedule_.TakeNext());
   }
 }
 

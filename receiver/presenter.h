@@ -12,12 +12,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/base/realtime.h"
+#include "common/control/present_schedule.h"
 #include "common/control/swap_sync.h"
 #include "receiver/node_setup.h"
 
@@ -59,7 +59,6 @@ class Presenter {
  private:
   void RaisePriority(int priority);
   void WaitForSync(int timeout_ms);
-  void Schedule(const SyncEvent& e);
   int WaitMs(int most_ms) const;
   void PresentDue();
   void Present(const SyncEvent& e);
@@ -73,10 +72,8 @@ class Presenter {
   std::vector<std::string> overlay_text_;
   std::vector<SyncEvent> events_;
   // Decisions waiting for their time (a playout latency), in tick order.
-  static constexpr size_t kMaxTimed = 64;
   static constexpr int64_t kSleepAheadNs = 2'000'000;
-  static constexpr int64_t kMaxAheadNs = 11'000'000'000;  // sync.latency_ms at most 10 s
-  std::deque<SyncEvent> timed_;
+  PresentSchedule schedule_;  // the decisions waiting for their moment
   std::vector<bool> got_;
   int64_t last_draw_ns_ = 0;
   PresentCounts counts_;

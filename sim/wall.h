@@ -20,6 +20,7 @@
 #include "common/control/node_round_trip.h"
 #include "common/control/playback.h"
 #include "common/control/playout_latency.h"
+#include "common/control/present_schedule.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
 #include "common/control/tick_shedder.h"
@@ -83,6 +84,8 @@ class Wall {
     uint64_t key = 0;
     DecisionCarrier carrier;
     SyncEventFilter filter;
+    PresentSchedule schedule;
+    int64_t wake_ns = INT64_MAX;  // the presenter's next wake-up (virtual clock)
   };
 
   void SetUpTiles();
@@ -103,7 +106,13 @@ class Wall {
   void AtNode(uint32_t node, const std::string& line);
   void AtNodeDatagram(uint32_t node, const std::string& datagram);
   void AtServerDatagram(uint32_t node, const std::string& datagram);
-  void Show(uint32_t node, const SyncEvent& e, bool excused);
+  // The node's presenter (receiver/presenter.cpp): the held decisions due
+  // by now shown, and a wake-up at the next one's moment.
+  void ShowDue(uint32_t node);
+  void Show(uint32_t node, const SyncEvent& e);
+  // A fault may excuse a show late on the virtual clock: the node's sync
+  // path down, or the node stopped, in the last 3 s.
+  bool Excused(uint32_t node) const;
   void AtServer(uint32_t node, const std::string& line,
                 NodeRoundTrip::Via via = NodeRoundTrip::Via::kLine);
   void Ping(uint32_t node, NodeRoundTrip::Via via);

@@ -127,17 +127,37 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
   }
   const std::optional<SyncEvent> e = ParseSyncEvent(line);
   if (!e || !n.filter.Accept(*e)) return;          // a copy of one the other way brought
-  if (e->decision == SyncDecision::kSkip) return;  // the presenter counts it, takes nothing
-  const int64_t at = e->at_ns ? e->at_ns - ClockOffsetNs(n) : q_.now();
-  // A path down in the last seconds excuses a late show: what it held
+  const uint64_t late = n.schedule.late();
+  const std::optional<SyncEvent> now = n.schedule.Take(*e, q_.now() + ClockOffsetNs(n));
+  // A path down in the last seconds excuses a late decision: what it held
   // back arrives in a rush when it comes back.
+  if (n.schedule.late() > late) ++(Excused(node) ? r_.late_decisions_path_down : r_.late_decisions);
+  if (now && now->decision != SyncDecision::kSkip) Show(node, *now);  // a skip: counted, nothing taken
+  ShowDue(node);
+}
+
+void Wall::ShowDue(uint32_t node) {
+  Node& n = nodes_[node];
+  while (n.schedule.next_at_ns() != PresentSchedule::kNever &&
+         n.schedule.next_at_ns() <= q_.now() + ClockOffsetNs(n))
+    Show(node, n.schedule.TakeNext());
+  if (n.schedule.next_at_ns() == PresentSchedule::kNever) return;
+  const int64_t at = n.schedule.next_at_ns() - ClockOffsetNs(n);
+  if (at >= n.wake_ns && n.wake_ns > q_.now()) return;  // already waking for it
+  n.wake_ns = at;
+  q_.At(at, [this, node, at] {
+    if (nodes_[node].wake_ns != at) return;  // superseded
+    nodes_[node].wake_ns = INT64_MAX;
+    OnNode(node, [=, this] { ShowDue(node); });
+  });
+}
+
+bool Wall::Excused(uint32_t node) const {
+  const Node& n = nodes_[node];
   bool excused = n.sync_out->DownBetween(q_.now() - 3 * kSecond, q_.now());
   for (const auto& [from, to] : n.stops)  // or it was stopped, its socket holding them
     excused = excused || (from < q_.now() && to > q_.now() - 3 * kSecond);
-  if (e->at_ns && at < q_.now()) ++(excused ? r_.late_decisions_path_down : r_.late_decisions);
-  const SyncEvent event = *e;
-  q_.At(at,
-        [this, node, event, excused] { OnNode(node, [=, this] { Show(node, event, excused); }); });
+  return excused;
 }
 
 // The sync client's datagrams: decisions as the TCP lines are, pings
@@ -158,11 +178,10 @@ void Wall::AtNodeDatagram(uint32_t node, const std::string& datagram) {
 // pixels, exact); the moment is reported as the node's clock reads it.
 // The wall's skew on the virtual clock leaves out a show that a fault made
 // late: its path down, or the node stopped at its moment.
-void Wall::Show(uint32_t node, const SyncEvent& e, bool excused) {
+void Wall::Show(uint32_t node, const SyncEvent& e) {
   Node& n = nodes_[node];
   const int64_t shown = q_.now() + ClockOffsetNs(n);
-  for (const auto& [from, to] : n.stops)  // the node stopped lately: its shows wait
-    excused = excused || (from < q_.now() && to > q_.now() - 3 * kSecond);
+  const bool excused = Excused(node);
   for (uint32_t t : n.tiles) {
     std::optional<ReadyFrame> f = tiles_[t].assembler->TakeFrame(e.timestamp, false);
     if (!f) {  // the previous picture stays: torn, unless the tile was left out
