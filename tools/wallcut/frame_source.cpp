@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/image/ppm.h"
+#include "common/image/ycbcr.h"
 #include "tools/wallcut/wall_cutter.h"
 
 namespace tilestream {
@@ -46,6 +47,27 @@ class SyntheticSource final : public FrameSource {
   bool stamp_;
 };
 
+// Reads one frame of `frame.size()` bytes: false at the end, an error for
+// a short one (`what` says what a frame must be).
+Result<bool> ReadFrame(int fd, const std::string& name, uint64_t index, std::span<std::byte> frame,
+                       const std::string& what) {
+  size_t got = 0;
+  while (got < frame.size()) {
+    const ssize_t n = read(fd, frame.data() + got, frame.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(fmt::format("{}: frame {}", name, index), errno);
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got == 0) return false;
+  if (got < frame.size())
+    return Status::InvalidArgument(fmt::format("{}: frame {} is short: {} of {} bytes. Frames must be {}",
+                                               name, index, got, frame.size(), what));
+  return true;
+}
+
 class RawSource final : public FrameSource {
  public:
   RawSource(int fd, std::string name, const WallSettings& wall)
@@ -53,24 +75,10 @@ class RawSource final : public FrameSource {
 
   Result<bool> Next(std::span<std::byte> frame) override {
     const size_t want = size_t{wall_.source_width()} * wall_.source_height() * 3;
-    size_t got = 0;
-    while (got < want) {
-      const ssize_t n = read(fd_, frame.data() + got, want - got);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::IoError(fmt::format("{}: frame {}", name_, frames_), errno);
-      }
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    if (got == 0) return false;
-    if (got < want) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: frame {} is short: {} of {} bytes. Frames must be raw rgb24 of the whole wall, {}",
-          name_, frames_, got, want, WallSize(wall_)));
-    }
-    ++frames_;
-    return true;
+    auto r = ReadFrame(fd_, name_, frames_, frame.first(want),
+                       "raw rgb24 of the whole wall, " + WallSize(wall_));
+    if (r.ok() && *r) ++frames_;
+    return r;
   }
   uint64_t expected_frames() const override { return 0; }
 
@@ -78,6 +86,43 @@ class RawSource final : public FrameSource {
   int fd_;
   std::string name_;
   WallSettings wall_;
+  uint64_t frames_ = 0;
+};
+
+class ScaledRawSource final : public FrameSource {
+ public:
+  ScaledRawSource(int fd, std::string name, const WallSettings& wall, RawFormat f)
+      : fd_(fd),
+        name_(std::move(name)),
+        format_(f),
+        what_(fmt::format("raw {} of {}x{}", f.uyvy422 ? "uyvy422" : "rgb24", f.width, f.height)),
+        input_(size_t{f.width} * f.height * (f.uyvy422 ? 2 : 3)),
+        picture_(f.uyvy422 ? size_t{f.width} * f.height * 3 : 0),
+        scaler_(f.width, f.height, wall.source_width(), wall.source_height(),
+                {0, 0, wall.source_width(), wall.source_height()}, f.fit) {}
+
+  Result<bool> Next(std::span<std::byte> frame) override {
+    auto r = ReadFrame(fd_, name_, frames_, input_, what_);
+    if (!r.ok() || !*r) return r;
+    ++frames_;
+    if (format_.uyvy422) {
+      const size_t line = YCbCr422LineBytes(format_.width, 8);
+      for (uint32_t y = 0; y < format_.height; ++y)
+        YCbCr422LineToRgb(input_.data() + y * line, format_.width, {},
+                          picture_.data() + size_t{y} * format_.width * 3);
+    }
+    scaler_.Scale(format_.uyvy422 ? picture_.data() : input_.data(), frame.data());
+    return true;
+  }
+  uint64_t expected_frames() const override { return 0; }
+
+ private:
+  int fd_;
+  std::string name_;
+  RawFormat format_;
+  std::string what_;
+  std::vector<std::byte> input_, picture_;
+  RegionScaler scaler_;
   uint64_t frames_ = 0;
 };
 
@@ -123,6 +168,11 @@ Result<std::unique_ptr<FrameSource>> MakeSyntheticSource(const WallSettings& wal
 
 std::unique_ptr<FrameSource> MakeRawSource(int fd, std::string name, const WallSettings& wall) {
   return std::make_unique<RawSource>(fd, std::move(name), wall);
+}
+
+std::unique_ptr<FrameSource> MakeScaledRawSource(int fd, std::string name,
+                                                 const WallSettings& wall, RawFormat format) {
+  return std::make_unique<ScaledRawSource>(fd, std::move(name), wall, format);
 }
 
 std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths,

@@ -1,6 +1,7 @@
 // Where wallcut's whole-wall frames come from: the synthetic cosmic web,
-// raw rgb24 on a file descriptor (ffmpeg -f rawvideo -pix_fmt rgb24 -), or
-// PPM files. Each source checks its frames against the wall's source size.
+// raw rgb24 on a file descriptor (ffmpeg -f rawvideo -pix_fmt rgb24 -),
+// raw frames of any size scaled onto the wall, or PPM files. Each source
+// checks its frames against the size it expects.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/image/scaler.h"
 #include "common/wall/wall_config.h"
 #include "tools/wallcut/cosmic_web.h"
 
@@ -32,6 +34,17 @@ Result<std::unique_ptr<FrameSource>> MakeSyntheticSource(const WallSettings& wal
 // Raw rgb24 frames read from `fd` until end of file. `name` is used in
 // messages. A partial last frame is an error.
 std::unique_ptr<FrameSource> MakeRawSource(int fd, std::string name, const WallSettings& wall);
+// Raw frames of another size or pixel format read from `fd`: each
+// converted to RGB (uyvy422: YCbCr 4:2:2, BT.709, common/image/ycbcr.h)
+// and scaled onto the wall's canvas, bezels included, its aspect kept
+// with bars or filling it (common/image/scaler.h), as a live source is.
+struct RawFormat {
+  uint32_t width = 0, height = 0;
+  bool uyvy422 = false;  // else rgb24
+  Fit fit = Fit::kBars;
+};
+std::unique_ptr<FrameSource> MakeScaledRawSource(int fd, std::string name,
+                                                 const WallSettings& wall, RawFormat format);
 // One PPM file per frame, in the order given.
 std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths,
                                            const WallSettings& wall);

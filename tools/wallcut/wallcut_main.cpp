@@ -17,6 +17,9 @@
 
 namespace {
 
+// Frames piped in: up to 16384 pixels a side (8K is 7680x4320).
+constexpr uint32_t kMaxInputSide = 16384;
+
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop = true; }
@@ -36,11 +39,15 @@ int Run(int argc, char** argv) {
       "  wallcut --config configs/demo-5x3.toml --synthetic --frames 300 --out movies/demo\n"
       "  ffmpeg -i in.mp4 -vf scale=3264:1232 -f rawvideo -pix_fmt rgb24 - | \\\n"
       "      wallcut --config configs/demo-5x3.toml --stdin --out movies/in\n"
+      "  ffmpeg -i in.mp4 -f rawvideo -pix_fmt uyvy422 - | \\\n"
+      "      wallcut --config configs/demo-5x3.toml --stdin --input-size 1920x1080 --pix-fmt "
+      "uyvy422 --out movies/in\n"
       "  wallcut --layout 2x2 --tile 160x100 --out movies/t frame0001.ppm frame0002.ppm\n\n"
       "A wall over several servers ([[server]] in --config) is cut into OUT/SERVER for each: that\n"
       "server's tile files and the movie's manifest, to copy to its store.",
       "wallcut"};
-  std::string config_path, layout, tile, bezel, out, title;
+  std::string config_path, layout, tile, bezel, out, title, input_size, pix_fmt = "rgb24",
+      fit = "bars";
   double fps = 0;
   bool synthetic = false, from_stdin = false, no_stamp = false, force = false, quiet = false;
   uint64_t frames = 0, seed = 1;
@@ -56,7 +63,15 @@ int Run(int argc, char** argv) {
                  "Directories (SSD mounts) to spread tile files over, round robin")
       ->delimiter(',');
   app.add_flag("--synthetic", synthetic, "Generate a cosmic-web movie instead of reading one");
-  app.add_flag("--stdin", from_stdin, "Read raw rgb24 whole-wall frames from standard input");
+  app.add_flag("--stdin", from_stdin, "Read raw whole-wall frames from standard input");
+  app.add_option("--input-size", input_size,
+                 "--stdin: the frames' size, WxH, scaled onto the wall (default: the wall's, "
+                 "bezels included, cut as they are)");
+  app.add_option("--pix-fmt", pix_fmt, "--stdin: rgb24, or uyvy422 (YCbCr 4:2:2, BT.709)")
+      ->check(CLI::IsMember({"rgb24", "uyvy422"}));
+  app.add_option("--fit", fit,
+                 "--stdin of another size: bars (aspect kept, black bars) or fill (stretched)")
+      ->check(CLI::IsMember({"bars", "fill"}));
   app.add_option("--frames", frames, "Frames to write (synthetic default 300; others: all)");
   app.add_option("--seed", seed, "Seed of the synthetic movie");
   app.add_flag("--no-stamp", no_stamp, "Synthetic: leave out the frame number on each tile");
@@ -106,8 +121,26 @@ int Run(int argc, char** argv) {
     if (title.empty()) title = fmt::format("cosmic web (synthetic, seed {})", seed);
   } else if (from_stdin) {
     if (isatty(STDIN_FILENO))
-      return Fail("--stdin: standard input is a terminal; pipe raw rgb24 frames in");
-    source = MakeRawSource(STDIN_FILENO, "stdin", wall);
+      return Fail("--stdin: standard input is a terminal; pipe raw frames in");
+    RawFormat f{wall.source_width(), wall.source_height(), pix_fmt == "uyvy422",
+                *ParseFit(fit)};
+    if (!input_size.empty()) {
+      auto size = ParseSize(input_size, "--input-size", 1, kMaxInputSide);
+      if (!size.ok()) return Fail(size.status().message());
+      f.width = size->width;
+      f.height = size->height;
+    }
+    if (f.uyvy422 && f.width % 2 != 0)
+      return Fail(fmt::format("--input-size: uyvy422 frames are an even number of pixels wide, "
+                              "not {}", f.width));
+    const bool as_is = !f.uyvy422 && f.width == wall.source_width() &&
+                       f.height == wall.source_height();
+    source = as_is ? MakeRawSource(STDIN_FILENO, "stdin", wall)
+                   : MakeScaledRawSource(STDIN_FILENO, "stdin", wall, f);
+    if (!as_is && !quiet)
+      spdlog::info("{}x{} {} frames scaled onto the wall's {}x{} ({})", f.width, f.height, pix_fmt,
+                   wall.source_width(), wall.source_height(),
+                   fit == "bars" ? "aspect kept, black bars" : "stretched to fill");
   } else {
     source = MakePpmSource(ppm_files, wall);
   }

@@ -13,6 +13,8 @@
 #include "built_paths.h"
 #include "common/base/aligned_buffer.h"
 #include "common/image/ppm.h"
+#include "common/image/scaler.h"
+#include "common/image/ycbcr.h"
 #include "common/store/tile_store.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/shell.h"
@@ -155,6 +157,48 @@ TEST(Wallcut, ReadsRawFramesFromStdin) {
   ExpectStoreHolds(dir / "movie", wall, frames);
 }
 
+// Frames of another size and pixel format (YCbCr 4:2:2, as ffmpeg's
+// uyvy422 or a live source's RFC 4175 payload) are converted and scaled
+// onto the wall, bezels included, as common/image's converter and scaler
+// (their own tests hold them to the standards' formulas) do: aspect kept
+// with bars, or filling it.
+TEST(Wallcut, ScalesFramesOfAnotherSizeAndPixelFormatOntoTheWall) {
+  const WallSettings wall = SmallWall(2, 1);  // 67x27 with its bezels
+  constexpr uint32_t kW = 32, kH = 12;
+  for (const char* fit : {"bars", "fill"}) {
+    TempDir dir;
+    std::ofstream raw(dir / "in.uyvy", std::ios::binary);
+    std::vector<std::vector<std::byte>> frames;
+    RegionScaler scaler(kW, kH, wall.source_width(), wall.source_height(),
+                        {0, 0, wall.source_width(), wall.source_height()}, *ParseFit(fit));
+    for (int f = 0; f < 2; ++f) {
+      const std::vector<std::byte> yuv = PatternFrame({kW, kH}, 3 + f);  // cut to 2 octets a pixel
+      std::vector<std::byte> yuv4(size_t{kW} * kH * 2);
+      std::copy_n(yuv.begin(), yuv4.size(), yuv4.begin());
+      raw.write(reinterpret_cast<const char*>(yuv4.data()), static_cast<std::streamsize>(yuv4.size()));
+      std::vector<std::byte> rgb(size_t{kW} * kH * 3);
+      for (uint32_t y = 0; y < kH; ++y)
+        YCbCr422LineToRgb(yuv4.data() + y * kW * 2, kW, {}, rgb.data() + y * kW * 3);
+      frames.emplace_back(size_t{wall.source_width()} * wall.source_height() * 3);
+      scaler.Scale(rgb.data(), frames.back().data());
+    }
+    raw.close();
+    const ProcessResult r = Shell(kWallcut + " --layout 3x2 --tile 21x13 --bezel 2x1 --stdin " +
+                                      "--input-size 32x12 --pix-fmt uyvy422 --fit " + fit +
+                                      " --out " + (dir / "movie") + " < " + (dir / "in.uyvy"),
+                                  dir);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("32x12 uyvy422 frames scaled onto the wall's 67x27"));
+    ExpectStoreHolds(dir / "movie", wall, frames);
+  }
+  TempDir dir;
+  const ProcessResult odd = Shell(kWallcut + " --layout 3x2 --tile 21x13 --stdin --input-size " +
+                                      "31x12 --pix-fmt uyvy422 --out " + (dir / "m") + " < /dev/null",
+                                  dir);
+  EXPECT_EQ(odd.exit_code, 1);
+  EXPECT_THAT(odd.output, HasSubstr("an even number of pixels wide, not 31"));
+}
+
 TEST(Wallcut, ShortFrameOnStdinIsAnErrorAndLeavesNoStore) {
   TempDir dir;
   const WallSettings wall = SmallWall(0, 0);
@@ -204,6 +248,7 @@ TEST(Wallcut, HelpDescribesEveryFlag) {
   const ProcessResult r = Shell(kWallcut + " --help", dir);
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--config", "--layout", "--tile", "--bezel", "--synthetic", "--stdin",
+                           "--input-size", "--pix-fmt", "--fit",
                            "--spread", "--force"})
     EXPECT_THAT(r.output, HasSubstr(flag));
 }
