@@ -126,13 +126,14 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
     return;
   }
   const std::optional<SyncEvent> e = ParseSyncEvent(line);
-  if (!e || !n.filter.Accept(*e)) return;          // a copy of one the other way brought
+  if (!e || !n.filter.Accept(*e)) return;  // a copy of one the other way brought
   const uint64_t late = n.schedule.late();
   const std::optional<SyncEvent> now = n.schedule.Take(*e, q_.now() + ClockOffsetNs(n));
   // A path down in the last seconds excuses a late decision: what it held
   // back arrives in a rush when it comes back.
   if (n.schedule.late() > late) ++(Excused(node) ? r_.late_decisions_path_down : r_.late_decisions);
-  if (now && now->decision != SyncDecision::kSkip) Show(node, *now);  // a skip: counted, nothing taken
+  if (now && now->decision != SyncDecision::kSkip)
+    Show(node, *now);  // a skip: counted, nothing taken
   ShowDue(node);
 }
 

@@ -28,8 +28,8 @@
 
 #include "common/base/result.h"
 #include "common/base/rtt_estimate.h"
-#include "common/control/node_round_trip.h"
 #include "common/control/control_port.h"
+#include "common/control/node_round_trip.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
 #include "common/net/udp_socket.h"
@@ -93,7 +93,7 @@ class ControlServer {
  private:
   struct Client {
     bool authorised = false;
-    int node = -1;    // the display node this connection syncs, or -1
+    int node = -1;       // the display node this connection syncs, or -1
     NodeRoundTrip trip;  // a sync connection's, from ping to pong
     // A sync connection's datagrams (common/control/sync_datagram.h): its
     // key, where its datagrams come from (length 0: none yet), and the

@@ -55,8 +55,8 @@ void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
   spdlog::info(
       "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
       "{:.1f} ms, deviation {:.1f} ms; {} repairs waited for, {:.2f}% sent again)",
-      latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6,
-      latency_.repair_rounds(), 100 * latency_.sent_again_share());
+      latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6, latency_.repair_rounds(),
+      100 * latency_.sent_again_share());
 }
 
 // A tile left out of the swap sync for missing ticks, or taken back.

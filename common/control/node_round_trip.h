@@ -33,7 +33,7 @@ class NodeRoundTrip {
   Via DatagramsKnown();
   // A pong of the ping stamped `ping_ns` came by `via` at `now_ns`.
   struct Answer {
-    bool sampled = false;  // the estimate took it
+    bool sampled = false;   // the estimate took it
     Via ping = Via::kNone;  // the ping to send now
   };
   Answer Pong(Via via, int64_t ping_ns, int64_t now_ns);
@@ -48,8 +48,8 @@ class NodeRoundTrip {
 
  private:
   RttEstimate estimate_;
-  bool datagrams_ = false;     // the node's datagrams are known
-  bool by_datagram_ = false;   // the estimate is the datagrams'
+  bool datagrams_ = false;    // the node's datagrams are known
+  bool by_datagram_ = false;  // the estimate is the datagrams'
 };
 
 }  // namespace tilestream

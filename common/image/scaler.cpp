@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 namespace tilestream {
@@ -67,10 +68,10 @@ void RegionScaler::Scale(const std::byte* picture, std::byte* out) const {
         continue;
       }
       const uint32_t wx = column.weight;
-      const uint8_t* a = top + column.first * 3;
-      const uint8_t* b = top + column.second * 3;
-      const uint8_t* c = bottom + column.first * 3;
-      const uint8_t* d = bottom + column.second * 3;
+      const uint8_t* a = top + ptrdiff_t{column.first} * 3;
+      const uint8_t* b = top + ptrdiff_t{column.second} * 3;
+      const uint8_t* c = bottom + ptrdiff_t{column.first} * 3;
+      const uint8_t* d = bottom + ptrdiff_t{column.second} * 3;
       for (int k = 0; k < 3; ++k) {
         const uint32_t upper = a[k] * (256 - wx) + b[k] * wx;
         const uint32_t lower = c[k] * (256 - wx) + d[k] * wx;

@@ -25,7 +25,8 @@ Group Unpack(const uint8_t* p, int depth) {
 }
 
 uint8_t Clamp(int64_t v, int shift) {
-  return static_cast<uint8_t>(std::clamp<int64_t>((v + (int64_t{1} << (shift - 1))) >> shift, 0, 255));
+  return static_cast<uint8_t>(
+      std::clamp<int64_t>((v + (int64_t{1} << (shift - 1))) >> shift, 0, 255));
 }
 
 void ToRgb(const Matrix& m, int32_t y, int32_t cb, int32_t cr, int shift, uint8_t* out) {
@@ -47,8 +48,7 @@ size_t YCbCr422LineBytes(uint32_t width, int depth) {
   return size_t{width} / 2 * (depth == 10 ? 5 : 4);
 }
 
-void YCbCr422LineToRgb(const std::byte* line, uint32_t width, YCbCrFormat format,
-                       std::byte* rgb) {
+void YCbCr422LineToRgb(const std::byte* line, uint32_t width, YCbCrFormat format, std::byte* rgb) {
   const Matrix& m = format.colorimetry == Colorimetry::kBt601 ? kBt601 : kBt709;
   const int extra = format.depth - 8;  // 10 bits: samples 4 times an 8-bit one's
   const int32_t y_zero = 16 << extra, c_zero = 128 << extra;

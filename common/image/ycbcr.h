@@ -28,7 +28,6 @@ size_t YCbCr422LineBytes(uint32_t width, int depth);
 
 // One line: `width` pixels (even) from `line` (YCbCr422LineBytes octets)
 // to `rgb` (width x 3 octets).
-void YCbCr422LineToRgb(const std::byte* line, uint32_t width, YCbCrFormat format,
-                       std::byte* rgb);
+void YCbCr422LineToRgb(const std::byte* line, uint32_t width, YCbCrFormat format, std::byte* rgb);
 
 }  // namespace tilestream

@@ -160,8 +160,8 @@ TEST_F(ControlServerTest, ANodesFirstDatagramIsPingedBackAndALinesPongNoLongerCo
   EXPECT_TRUE(testing::WaitFor([&] {
     server_->Poll(10'000'000);
     const ssize_t n = recv(udp->get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
-    const auto d = n > 0 ? ParseSyncDatagram({buffer.data(), static_cast<size_t>(n)})
-                         : std::nullopt;
+    const auto d =
+        n > 0 ? ParseSyncDatagram({buffer.data(), static_cast<size_t>(n)}) : std::nullopt;
     if (d && d->count == 1) datagram_ping = ParseStamp("ping", d->lines[0]);
     return datagram_ping.has_value();
   }));

@@ -63,8 +63,9 @@ Result<bool> ReadFrame(int fd, const std::string& name, uint64_t index, std::spa
   }
   if (got == 0) return false;
   if (got < frame.size())
-    return Status::InvalidArgument(fmt::format("{}: frame {} is short: {} of {} bytes. Frames must be {}",
-                                               name, index, got, frame.size(), what));
+    return Status::InvalidArgument(
+        fmt::format("{}: frame {} is short: {} of {} bytes. Frames must be {}", name, index, got,
+                    frame.size(), what));
   return true;
 }
 
@@ -170,8 +171,8 @@ std::unique_ptr<FrameSource> MakeRawSource(int fd, std::string name, const WallS
   return std::make_unique<RawSource>(fd, std::move(name), wall);
 }
 
-std::unique_ptr<FrameSource> MakeScaledRawSource(int fd, std::string name,
-                                                 const WallSettings& wall, RawFormat format) {
+std::unique_ptr<FrameSource> MakeScaledRawSource(int fd, std::string name, const WallSettings& wall,
+                                                 RawFormat format) {
   return std::make_unique<ScaledRawSource>(fd, std::move(name), wall, format);
 }
 

@@ -43,8 +43,8 @@ struct RawFormat {
   bool uyvy422 = false;  // else rgb24
   Fit fit = Fit::kBars;
 };
-std::unique_ptr<FrameSource> MakeScaledRawSource(int fd, std::string name,
-                                                 const WallSettings& wall, RawFormat format);
+std::unique_ptr<FrameSource> MakeScaledRawSource(int fd, std::string name, const WallSettings& wall,
+                                                 RawFormat format);
 // One PPM file per frame, in the order given.
 std::unique_ptr<FrameSource> MakePpmSource(std::vector<std::string> paths,
                                            const WallSettings& wall);

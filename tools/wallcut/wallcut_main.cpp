@@ -29,6 +29,57 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+// The config's wall with --layout, --tile, --bezel and --fps applied.
+tilestream::Result<tilestream::WallSettings> WallFromFlags(tilestream::WallSettings wall,
+                                                           const std::string& layout,
+                                                           const std::string& tile,
+                                                           const std::string& bezel, double fps) {
+  using namespace tilestream;
+  if (!layout.empty()) {
+    auto l = ParseLayout(layout);
+    if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
+    wall.layout = *l;
+  }
+  if (!tile.empty()) {
+    auto t = ParseSize(tile, "--tile", 1, kMaxTileDimension);
+    if (!t.ok()) return t.status();
+    wall.tile = {t->width, t->height};
+  }
+  if (!bezel.empty()) {
+    auto b = ParseSize(bezel, "--bezel", 0, kMaxTileDimension);
+    if (!b.ok()) return b.status();
+    wall.bezel_x = b->width;
+    wall.bezel_y = b->height;
+  }
+  if (fps > 0) wall.fps = fps;
+  return wall;
+}
+
+// --stdin: raw frames of the wall's size as they are, or of another size
+// or pixel format scaled onto it.
+tilestream::Result<std::unique_ptr<tilestream::FrameSource>> StdinSource(
+    const tilestream::WallSettings& wall, const std::string& input_size, const std::string& pix_fmt,
+    const std::string& fit, bool quiet) {
+  using namespace tilestream;
+  RawFormat f{wall.source_width(), wall.source_height(), pix_fmt == "uyvy422", *ParseFit(fit)};
+  if (!input_size.empty()) {
+    auto size = ParseSize(input_size, "--input-size", 1, kMaxInputSide);
+    if (!size.ok()) return size.status();
+    f.width = size->width;
+    f.height = size->height;
+  }
+  if (f.uyvy422 && f.width % 2 != 0)
+    return Status::InvalidArgument(fmt::format(
+        "--input-size: uyvy422 frames are an even number of pixels wide, not {}", f.width));
+  if (!f.uyvy422 && f.width == wall.source_width() && f.height == wall.source_height())
+    return MakeRawSource(STDIN_FILENO, "stdin", wall);
+  if (!quiet)
+    spdlog::info("{}x{} {} frames scaled onto the wall's {}x{} ({})", f.width, f.height, pix_fmt,
+                 wall.source_width(), wall.source_height(),
+                 fit == "bars" ? "aspect kept, black bars" : "stretched to fill");
+  return MakeScaledRawSource(STDIN_FILENO, "stdin", wall, f);
+}
+
 int Run(int argc, char** argv) {
   using namespace tilestream;
   CLI::App app{
@@ -47,7 +98,7 @@ int Run(int argc, char** argv) {
       "server's tile files and the movie's manifest, to copy to its store.",
       "wallcut"};
   std::string config_path, layout, tile, bezel, out, title, input_size, pix_fmt = "rgb24",
-      fit = "bars";
+                                                                        fit = "bars";
   double fps = 0;
   bool synthetic = false, from_stdin = false, no_stamp = false, force = false, quiet = false;
   uint64_t frames = 0, seed = 1;
@@ -93,24 +144,9 @@ int Run(int argc, char** argv) {
     if (!loaded.ok()) return Fail(loaded.status().message());
     config = std::move(loaded).value();
   }
-  WallSettings wall = config.wall;
-  if (!layout.empty()) {
-    auto l = ParseLayout(layout);
-    if (!l.ok()) return Fail("--layout: " + l.status().message());
-    wall.layout = *l;
-  }
-  if (!tile.empty()) {
-    auto t = ParseSize(tile, "--tile", 1, kMaxTileDimension);
-    if (!t.ok()) return Fail(t.status().message());
-    wall.tile = {t->width, t->height};
-  }
-  if (!bezel.empty()) {
-    auto b = ParseSize(bezel, "--bezel", 0, kMaxTileDimension);
-    if (!b.ok()) return Fail(b.status().message());
-    wall.bezel_x = b->width;
-    wall.bezel_y = b->height;
-  }
-  if (fps > 0) wall.fps = fps;
+  auto flagged = WallFromFlags(config.wall, layout, tile, bezel, fps);
+  if (!flagged.ok()) return Fail(flagged.status().message());
+  const WallSettings wall = *flagged;
 
   std::unique_ptr<FrameSource> source;
   if (synthetic) {
@@ -122,25 +158,9 @@ int Run(int argc, char** argv) {
   } else if (from_stdin) {
     if (isatty(STDIN_FILENO))
       return Fail("--stdin: standard input is a terminal; pipe raw frames in");
-    RawFormat f{wall.source_width(), wall.source_height(), pix_fmt == "uyvy422",
-                *ParseFit(fit)};
-    if (!input_size.empty()) {
-      auto size = ParseSize(input_size, "--input-size", 1, kMaxInputSide);
-      if (!size.ok()) return Fail(size.status().message());
-      f.width = size->width;
-      f.height = size->height;
-    }
-    if (f.uyvy422 && f.width % 2 != 0)
-      return Fail(fmt::format("--input-size: uyvy422 frames are an even number of pixels wide, "
-                              "not {}", f.width));
-    const bool as_is = !f.uyvy422 && f.width == wall.source_width() &&
-                       f.height == wall.source_height();
-    source = as_is ? MakeRawSource(STDIN_FILENO, "stdin", wall)
-                   : MakeScaledRawSource(STDIN_FILENO, "stdin", wall, f);
-    if (!as_is && !quiet)
-      spdlog::info("{}x{} {} frames scaled onto the wall's {}x{} ({})", f.width, f.height, pix_fmt,
-                   wall.source_width(), wall.source_height(),
-                   fit == "bars" ? "aspect kept, black bars" : "stretched to fill");
+    auto s = StdinSource(wall, input_size, pix_fmt, fit, quiet);
+    if (!s.ok()) return Fail(s.status().message());
+    source = std::move(s).value();
   } else {
     source = MakePpmSource(ppm_files, wall);
   }

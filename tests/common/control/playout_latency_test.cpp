@@ -86,7 +86,7 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
 // a tenth above what the path asks; worse again, it rises at once.
 TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  l.SetSent(10'000, 0);  // nothing sent again: two repairs waited for
+  l.SetSent(10'000, 0);         // nothing sent again: two repairs waited for
   l.Update(60 * kMs, 5 * kMs);  // 60 + 2 x (2 + 60 + 10) + (30 + 10 + 5)
   ASSERT_EQ(l.latency_ns(), 249 * kMs);
   for (int second = 1; second <= 4; ++second) {

@@ -22,11 +22,12 @@ std::vector<std::byte> Picture(uint32_t w, uint32_t h) {
 
 // Bilinear in doubles, written apart from the scaler: the picture scaled
 // to `dw` x `dh` at (ox, oy) of the canvas, black elsewhere.
-std::vector<double> Reference(const std::vector<std::byte>& p, uint32_t w, uint32_t h,
-                              uint32_t cw, uint32_t ch, double dw, double dh, double ox,
-                              double oy) {
+std::vector<double> Reference(const std::vector<std::byte>& p, uint32_t w, uint32_t h, uint32_t cw,
+                              uint32_t ch, double dw, double dh, double ox, double oy) {
   std::vector<double> out(size_t{cw} * ch * 3, 0.0);
-  const auto at = [&](uint32_t x, uint32_t y, int k) { return double(p[(size_t{y} * w + x) * 3 + k]); };
+  const auto at = [&](uint32_t x, uint32_t y, int k) {
+    return double(p[(size_t{y} * w + x) * 3 + k]);
+  };
   for (uint32_t y = 0; y < ch; ++y)
     for (uint32_t x = 0; x < cw; ++x) {
       const double cx = x + 0.5 - ox, cy = y + 0.5 - oy;

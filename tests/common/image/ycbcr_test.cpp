@@ -25,7 +25,8 @@ void Reference(double y, double cb, double cr, Colorimetry c, double rgb[3]) {
   const double yn = (y - 16) / 219, pb = (cb - 128) / 224, pr = (cr - 128) / 224;
   const double r = yn + 2 * (1 - kr) * pr, b = yn + 2 * (1 - kb) * pb;
   const double g = (yn - kr * r - kb * b) / kg;
-  for (int i = 0; i < 3; ++i) rgb[i] = std::clamp(std::round(255 * (i == 0 ? r : i == 1 ? g : b)), 0.0, 255.0);
+  for (int i = 0; i < 3; ++i)
+    rgb[i] = std::clamp(std::round(255 * (i == 0 ? r : i == 1 ? g : b)), 0.0, 255.0);
 }
 
 TEST(YCbCr, BlackWhiteAndThePrimariesOfBt709) {
@@ -54,8 +55,7 @@ TEST(YCbCr, EverySampleWithinOneOfTheFormula) {
           YCbCr422LineToRgb(line.data(), 2, {8, c}, rgb.data());
           double want[3];
           Reference(y, cb, cr, c, want);
-          for (int k = 0; k < 3; ++k)
-            worst = std::max(worst, std::abs(int(rgb[k]) - int(want[k])));
+          for (int k = 0; k < 3; ++k) worst = std::max(worst, std::abs(int(rgb[k]) - int(want[k])));
         }
     EXPECT_LE(worst, 1) << (c == Colorimetry::kBt709 ? "BT.709" : "BT.601");
   }

@@ -175,7 +175,8 @@ TEST(Wallcut, ScalesFramesOfAnotherSizeAndPixelFormatOntoTheWall) {
       const std::vector<std::byte> yuv = PatternFrame({kW, kH}, 3 + f);  // cut to 2 octets a pixel
       std::vector<std::byte> yuv4(size_t{kW} * kH * 2);
       std::copy_n(yuv.begin(), yuv4.size(), yuv4.begin());
-      raw.write(reinterpret_cast<const char*>(yuv4.data()), static_cast<std::streamsize>(yuv4.size()));
+      raw.write(reinterpret_cast<const char*>(yuv4.data()),
+                static_cast<std::streamsize>(yuv4.size()));
       std::vector<std::byte> rgb(size_t{kW} * kH * 3);
       for (uint32_t y = 0; y < kH; ++y)
         YCbCr422LineToRgb(yuv4.data() + y * kW * 2, kW, {}, rgb.data() + y * kW * 3);
@@ -192,9 +193,10 @@ TEST(Wallcut, ScalesFramesOfAnotherSizeAndPixelFormatOntoTheWall) {
     ExpectStoreHolds(dir / "movie", wall, frames);
   }
   TempDir dir;
-  const ProcessResult odd = Shell(kWallcut + " --layout 3x2 --tile 21x13 --stdin --input-size " +
-                                      "31x12 --pix-fmt uyvy422 --out " + (dir / "m") + " < /dev/null",
-                                  dir);
+  const ProcessResult odd =
+      Shell(kWallcut + " --layout 3x2 --tile 21x13 --stdin --input-size " +
+                "31x12 --pix-fmt uyvy422 --out " + (dir / "m") + " < /dev/null",
+            dir);
   EXPECT_EQ(odd.exit_code, 1);
   EXPECT_THAT(odd.output, HasSubstr("an even number of pixels wide, not 31"));
 }
@@ -248,8 +250,7 @@ TEST(Wallcut, HelpDescribesEveryFlag) {
   const ProcessResult r = Shell(kWallcut + " --help", dir);
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--config", "--layout", "--tile", "--bezel", "--synthetic", "--stdin",
-                           "--input-size", "--pix-fmt", "--fit",
-                           "--spread", "--force"})
+                           "--input-size", "--pix-fmt", "--fit", "--spread", "--force"})
     EXPECT_THAT(r.output, HasSubstr(flag));
 }
 
