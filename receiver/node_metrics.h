@@ -17,9 +17,9 @@
 
 #include "common/base/result.h"
 #include "common/net/http_service.h"
+#include "common/receive/tile_receiver.h"
 #include "common/wall/wall_config.h"
 #include "receiver/presenter.h"
-#include "receiver/tile_receiver.h"
 
 namespace tilestream {
 

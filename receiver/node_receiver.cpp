@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/base/clock.h"
 #include "common/base/json_text.h"

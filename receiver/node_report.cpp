@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace tilestream {
 namespace {

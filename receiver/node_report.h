@@ -5,15 +5,15 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/receive/tile_receiver.h"
 #include "common/wall/wall_config.h"
 #include "receiver/node_setup.h"
 #include "receiver/presenter.h"
-#include "receiver/tile_receiver.h"
 
 namespace tilestream {
 

@@ -11,11 +11,11 @@
 #include <mutex>
 #include <vector>
 
+#include "common/receive/tile_receiver.h"
 #include "common/wall/wall_config.h"
 #include "receiver/node_display.h"
 #include "receiver/node_receiver.h"
 #include "receiver/sync_client.h"
-#include "receiver/tile_receiver.h"
 
 namespace tilestream {
 

@@ -23,6 +23,11 @@ Result<std::vector<TileStreamDescription>> ReadSdpFiles(const std::vector<std::s
       return Status::InvalidArgument(fmt::format("{}: larger than 64 KiB: not an SDP", path));
     auto d = ParseSdp(text);
     if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", path, d.status().message()));
+    if (d->tile.sampling != Sampling::kRgb8)
+      return Status::Unsupported(fmt::format(
+          "{}: a {} stream is shown through the streamer as a live source (docs/live.md); a "
+          "receiver takes RGB 8-bit",
+          path, SamplingName(d->tile.sampling)));
     if (d->port == 0)
       return Status::InvalidArgument(fmt::format("{}: the m=video line names no port", path));
     out.push_back(std::move(d).value());

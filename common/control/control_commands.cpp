@@ -1,5 +1,7 @@
 #include "common/control/control_commands.h"
 
+#include <nlohmann/json.hpp>
+
 #include "common/base/json_text.h"
 #include "common/control/control_protocol.h"
 #include "common/control/movie_listing.h"

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/base/json_text.h"
 #include "common/wall/server_hosts.h"
 

@@ -3,7 +3,7 @@
 // server, and whether it fits the wall (and if not, why).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "common/control/control_commands.h"

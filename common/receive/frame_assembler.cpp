@@ -18,7 +18,7 @@ constexpr uint32_t kRelockStreak = 1000;
 
 FrameAssembler::FrameAssembler(const AssemblerOptions& options)
     : options_(options),
-      coverage_(size_t{options.tile.width} * options.tile.height),
+      coverage_(Pgroups(options.tile)),
       seen_(kWindow / 64, 0),
       ssrc_(options.ssrc) {
   held_bytes_.resize(kHeldSlots * kMaxHeldBytes);
@@ -29,8 +29,7 @@ FrameAssembler::FrameAssembler(const AssemblerOptions& options)
   options_.repair_frames =
       loss_ ? std::clamp<size_t>(options_.repair_frames, 1, kMaxRepairFrames) : 0;
   repairs_.resize(options_.repair_frames);
-  for (Repair& r : repairs_)
-    r.coverage = CoverageMap(size_t{options.tile.width} * options.tile.height);
+  for (Repair& r : repairs_) r.coverage = CoverageMap(Pgroups(options.tile));
   const size_t buffers = options_.queue_depth + 2 + options_.repair_frames;
   buffers_.reserve(buffers);
   for (size_t b = 0; b < buffers; ++b) {
@@ -143,7 +142,7 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
     StartFrame(ts);
     if (plan_ && loss_)
       frame_first_sequence_ =
-          Extend(v.rtp.sequence) - plan_->PacketAt(FirstPixelByte(v, options_.tile.width));
+          Extend(v.rtp.sequence) - plan_->PacketAt(FirstPixelByte(v, options_.tile));
   }
   ZeroedBuffer& frame = buffers_[assembling_];
   if (placed_in != frame.data()) CopySegmentsToFrame(v, options_.tile, frame.span());
@@ -152,7 +151,7 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
   ++stats_.packets;
   stats_.bytes += v.pixel_bytes;
   if (plan_ && loss_ && Extend(v.rtp.sequence) == max_sequence_) {
-    newest_offset_ = FirstPixelByte(v, options_.tile.width);
+    newest_offset_ = FirstPixelByte(v, options_.tile);
     tail_open_ = true;
   }
   if (v.rtp.marker) Finish(/*by_marker=*/true);
@@ -161,15 +160,17 @@ AddResult FrameAssembler::Write(const Rfc4175View& v, const std::byte* placed_in
 
 void FrameAssembler::Mark(const Rfc4175View& v, CoverageMap& coverage, size_t* reach,
                           TileGeometry* extent) {
+  const TileGeometry& tile = options_.tile;
   const std::byte* header = v.line_headers.data();
   for (uint32_t i = 0; i < v.segment_count; ++i, header += kLineHeaderSize) {
     const LineHeader h = LoadLineHeader(header);
-    const size_t first = size_t{h.line} * options_.tile.width + h.offset;
-    const size_t count = h.length / kPgroupBytes;
+    const size_t first = (size_t{h.line} * tile.width + h.offset) / tile.pgroup_pixels();
+    const size_t count = h.length / tile.pgroup_bytes();
     coverage.Mark(first, count);
-    extent->width = std::max<uint32_t>(extent->width, h.offset + static_cast<uint32_t>(count));
+    extent->width = std::max<uint32_t>(
+        extent->width, h.offset + static_cast<uint32_t>(count) * tile.pgroup_pixels());
     extent->height = std::max<uint32_t>(extent->height, h.line + 1u);
-    *reach = std::max(*reach, (first + count) * kPgroupBytes);
+    *reach = std::max(*reach, (first + count) * tile.pgroup_bytes());
   }
 }
 
@@ -224,12 +225,15 @@ bool FrameAssembler::WriteToRepair(const Rfc4175View& v) {
 // report (rare: a stream of another size, or a broken packet).
 void FrameAssembler::NoteBeyondTile(std::span<const std::byte> packet) {
   Rfc4175View v;
-  if (ParseRfc4175(packet, {kMaxTileDimension, kMaxTileDimension}, &v) != ParseError::kOk) return;
+  const TileGeometry widest{kMaxTileDimension - kMaxTileDimension % options_.tile.pgroup_pixels(),
+                            kMaxTileDimension, options_.tile.sampling};
+  if (ParseRfc4175(packet, widest, &v) != ParseError::kOk) return;
   const std::byte* header = v.line_headers.data();
   for (uint32_t i = 0; i < v.segment_count; ++i, header += kLineHeaderSize) {
     const LineHeader h = LoadLineHeader(header);
-    stats_.arriving.width =
-        std::max<uint32_t>(stats_.arriving.width, h.offset + h.length / kPgroupBytes);
+    stats_.arriving.width = std::max<uint32_t>(
+        stats_.arriving.width, h.offset + static_cast<uint32_t>(h.length / widest.pgroup_bytes()) *
+                                              widest.pgroup_pixels());
     stats_.arriving.height = std::max<uint32_t>(stats_.arriving.height, h.line + 1u);
   }
 }

@@ -246,9 +246,13 @@ class FrameAssembler {
   // Signed distance between RTP timestamps, modulo 2^32.
   static int32_t TimestampDelta(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b); }
   // Where a packet's pixels start in the frame (bytes).
-  static size_t FirstPixelByte(const Rfc4175View& v, uint32_t width) {
+  static size_t FirstPixelByte(const Rfc4175View& v, const TileGeometry& tile) {
     const LineHeader first = LoadLineHeader(v.line_headers.data());
-    return (size_t{first.line} * width + first.offset) * kPgroupBytes;
+    return tile.PixelByte(size_t{first.line} * tile.width + first.offset);
+  }
+  // The pgroups of a frame: what its coverage counts.
+  static size_t Pgroups(const TileGeometry& tile) {
+    return size_t{tile.width} * tile.height / tile.pgroup_pixels();
   }
 
   // Where a packet's sequence number puts it.

@@ -12,7 +12,7 @@ void FrameAssembler::StartFrame(uint32_t timestamp) {
   have_frame_ = true;
   timestamp_ = timestamp;
   extent_ = {};
-  coverage_.Clear(high_water_ / kPgroupBytes);
+  coverage_.Clear(high_water_ / options_.tile.pgroup_bytes());
   high_water_ = 0;
   // Partial frames show the previous picture where packets are missing.
   std::lock_guard lock(handoff_mu_);
@@ -26,7 +26,8 @@ void FrameAssembler::Finish(bool by_marker) {
   const bool complete = coverage_.full();
   // Its sender says it is whole, yet it stops short of the tile's edges: a
   // stream of another size (the marker packet carries the last line).
-  if (!complete && by_marker && !(extent_ == options_.tile)) {
+  if (!complete && by_marker &&
+      (extent_.width != options_.tile.width || extent_.height != options_.tile.height)) {
     ++stats_.frames_wrong_geometry;
     stats_.arriving = extent_;
   }
@@ -94,7 +95,7 @@ void FrameAssembler::ParkForRepair() {
 
 void FrameAssembler::EndRepair(Repair& r, bool complete) {
   r.valid = false;
-  r.coverage.Clear(r.reach / kPgroupBytes);
+  r.coverage.Clear(r.reach / options_.tile.pgroup_bytes());
   if (!complete) {
     ++stats_.frames_incomplete;
     // What it still missed can no longer be shown: not asked for again

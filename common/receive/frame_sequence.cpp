@@ -165,7 +165,7 @@ AddResult FrameAssembler::AdmitNewStream(int held, const Rfc4175View& v,
   // Up to kMaxHead: further in, it is a node that joined mid-stream, which
   // lost nothing and would ask for the frame its first packet falls in.
   if (plan_ && loss_) {
-    const uint32_t k = plan_->PacketAt(FirstPixelByte(first.view, options_.tile.width));
+    const uint32_t k = plan_->PacketAt(FirstPixelByte(first.view, options_.tile));
     if (k < plan_->packet_count() && k <= kMaxHead) max_sequence_ -= k;
   }
   std::fill(seen_.begin(), seen_.end(), 0);

@@ -106,6 +106,8 @@ ParseError ParsePayload(std::span<const std::byte> in, const TileGeometry& tile,
   pos += kExtendedSequenceSize;
 
   const size_t headers_begin = pos;
+  const size_t group_bytes = tile.pgroup_bytes();
+  const uint32_t group_pixels = tile.pgroup_pixels();
   uint32_t count = 0;
   size_t pixel_bytes = 0;
   for (;;) {
@@ -114,10 +116,11 @@ ParseError ParsePayload(std::span<const std::byte> in, const TileGeometry& tile,
     pos += kLineHeaderSize;
     ++count;
     if (h.length == 0) return ParseError::kZeroLength;
-    if (h.length % kPgroupBytes != 0) return ParseError::kLengthNotPgroup;
+    if (h.length % group_bytes != 0 || h.offset % group_pixels != 0)
+      return ParseError::kLengthNotPgroup;
     if (h.field) return ParseError::kInterlaced;
     if (h.line >= tile.height) return ParseError::kLineBeyondHeight;
-    if (uint32_t{h.offset} + h.length / kPgroupBytes > tile.width)
+    if (uint32_t{h.offset} + h.length / group_bytes * group_pixels > tile.width)
       return ParseError::kSegmentBeyondWidth;
     pixel_bytes += h.length;
     if (!h.continuation) break;
@@ -162,7 +165,7 @@ size_t CopySegmentsToFrame(const Rfc4175View& packet, const TileGeometry& tile,
   const size_t row_bytes = tile.row_bytes();
   for (uint32_t i = 0; i < packet.segment_count; ++i, header += kLineHeaderSize) {
     const LineHeader h = LoadLineHeader(header);
-    std::memcpy(frame.data() + h.line * row_bytes + size_t{h.offset} * kPgroupBytes, src, h.length);
+    std::memcpy(frame.data() + h.line * row_bytes + tile.PixelByte(h.offset), src, h.length);
     src += h.length;
   }
   return packet.pixel_bytes;

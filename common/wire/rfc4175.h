@@ -1,10 +1,11 @@
-// RTP (RFC 3550) with the RFC 4175 payload for uncompressed RGB 8-bit video:
-// parsing and validation of one packet against a tile's geometry, and the
-// copy of its pixels into a frame. The format is documented in
-// docs/protocol.md.
+// RTP (RFC 3550) with the RFC 4175 payload for uncompressed video: parsing
+// and validation of one packet against a tile's geometry, and the copy of
+// its pixels into a frame. The format is documented in docs/protocol.md.
 //
-// Frames are row-major RGB24 with no row padding: pixel (x, y) of a tile of
-// width W starts at byte (y * W + x) * 3.
+// The wall streams RGB 8-bit: frames row-major RGB24 with no row padding,
+// pixel (x, y) of a tile of width W at byte (y * W + x) * 3. Live sources
+// (docs/live.md) may also send YCbCr 4:2:2 at 8 or 10 bits, whose pixel
+// groups hold two pixels each: a frame is then its lines of pgroups, packed.
 //
 // Everything here works on caller-owned memory, never allocates and never
 // logs, so it may be called per packet. All functions are thread-compatible
@@ -22,17 +23,30 @@ inline constexpr size_t kExtendedSequenceSize = 2;
 // RTP header + RFC 4175 extended sequence number.
 inline constexpr size_t kPayloadHeaderSize = kRtpHeaderSize + kExtendedSequenceSize;
 inline constexpr size_t kLineHeaderSize = 6;
-// RGB 8-bit: one pgroup is one pixel of 3 bytes.
+// RGB 8-bit, the wall's own: one pgroup is one pixel of 3 bytes.
 inline constexpr size_t kPgroupBytes = 3;
 inline constexpr uint8_t kDefaultPayloadType = 96;
 inline constexpr uint32_t kRtpClockHz = 90000;
 // Line number and offset are 15-bit fields.
 inline constexpr uint32_t kMaxTileDimension = 0x7fff;
 
+// RFC 4175's samplings that a stream may carry: RGB 8-bit (one pixel of 3
+// octets a pgroup), YCbCr 4:2:2 at 8 bits (two pixels in 4 octets) and at
+// 10 bits (two pixels in 5 octets).
+enum class Sampling : uint8_t { kRgb8 = 0, kYCbCr422_8 = 1, kYCbCr422_10 = 2 };
+
 struct TileGeometry {
-  uint32_t width = 0;
+  uint32_t width = 0;  // a multiple of pgroup_pixels()
   uint32_t height = 0;
-  size_t row_bytes() const { return size_t{width} * kPgroupBytes; }
+  Sampling sampling = Sampling::kRgb8;
+  size_t pgroup_bytes() const {
+    return sampling == Sampling::kRgb8 ? kPgroupBytes : sampling == Sampling::kYCbCr422_8 ? 4 : 5;
+  }
+  uint32_t pgroup_pixels() const { return sampling == Sampling::kRgb8 ? 1 : 2; }
+  // Where pixel `pixel` of the frame (counted row by row; a pgroup's first)
+  // starts, in bytes.
+  size_t PixelByte(size_t pixel) const { return pixel / pgroup_pixels() * pgroup_bytes(); }
+  size_t row_bytes() const { return PixelByte(width); }
   size_t frame_bytes() const { return row_bytes() * height; }
   bool operator==(const TileGeometry&) const = default;
 };
@@ -63,7 +77,7 @@ enum class ParseError : uint8_t {
   kBadExtension = 4,         // X bit set with an extension beyond the packet
   kTruncatedHeaders = 5,     // the line header chain runs past the payload
   kZeroLength = 6,           // a segment of length 0
-  kLengthNotPgroup = 7,      // a length that is not a multiple of 3 bytes
+  kLengthNotPgroup = 7,      // a length, or an offset, not of whole pgroups
   kInterlaced = 8,           // F bit set: only progressive video is supported
   kLineBeyondHeight = 9,     // line number >= tile height
   kSegmentBeyondWidth = 10,  // offset + pixels > tile width

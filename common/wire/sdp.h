@@ -18,7 +18,8 @@ struct TileStreamDescription {
   std::string destination_address;
   uint16_t port = 0;
   uint8_t payload_type = kDefaultPayloadType;
-  TileGeometry tile;
+  TileGeometry tile;  // its sampling too: RGB, or YCbCr 4:2:2 of a live source
+  std::string colorimetry = "BT709";
   double fps = 0;  // 0 leaves exactframerate out
   uint32_t ssrc = 0;
   bool packed = true;  // lines split across packets: ST 2110-20 general packing
@@ -33,9 +34,16 @@ struct TileStreamDescription {
 
 std::string WriteSdp(const TileStreamDescription& d);
 
+// RFC 4175's fmtp names of a sampling ("RGB", "YCbCr-4:2:2") and its depth.
+std::string_view SamplingName(Sampling s);
+int SamplingDepth(Sampling s);
+
 // Reads what WriteSdp writes (and the equivalent from other tools): the
-// first video media's port and first payload type, the connection address, and the
-// raw/90000 fmtp geometry. Fails unless sampling=RGB and depth=8.
+// first video media's port and first payload type, the connection address,
+// the raw/90000 fmtp geometry and colorimetry, and the retransmission
+// payload type whose apt names the video's (RFC 4588; 0 without one).
+// Fails unless the sampling is RGB at 8 bits or YCbCr-4:2:2 at 8 or 10
+// (then of an even width).
 Result<TileStreamDescription> ParseSdp(std::string_view text);
 
 }  // namespace tilestream

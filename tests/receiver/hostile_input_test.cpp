@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "common/base/unique_fd.h"
+#include "common/receive/tile_receiver.h"
 #include "common/wall/wall_config.h"
 #include "common/wire/packetizer.h"
-#include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/receiver_path.h"

@@ -24,8 +24,8 @@
 
 #include "built_paths.h"
 #include "common/net/udp_socket.h"
+#include "common/receive/tile_receiver.h"
 #include "common/store/tile_store.h"
-#include "receiver/tile_receiver.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/receive/tile_receiver.h"
 #include "common/store/tile_store.h"
-#include "receiver/tile_receiver.h"
 
 namespace tilestream::testing {
 

@@ -32,7 +32,7 @@ struct CraftedPacket {
   std::vector<CraftedSegment> segments;
 };
 
-// Pixels of each segment are taken from `frame` (row-major RGB24 of `tile`)
+// Pixels of each segment are taken from `frame` (row-major pgroups of `tile`)
 // where the segment lies inside it, else filled with 0xAB.
 inline std::vector<std::byte> Craft(const CraftedPacket& p, const TileGeometry& tile,
                                     const std::vector<std::byte>& frame) {
@@ -62,7 +62,7 @@ inline std::vector<std::byte> Craft(const CraftedPacket& p, const TileGeometry& 
     StoreLineHeader(&out[at], h);
   }
   for (const CraftedSegment& s : p.segments) {
-    const size_t start = (size_t{s.line} * tile.width + s.offset) * kPgroupBytes;
+    const size_t start = tile.PixelByte(size_t{s.line} * tile.width + s.offset);
     for (size_t b = 0; b < s.length; ++b)
       out.push_back(start + b < frame.size() ? frame[start + b] : std::byte{0xAB});
   }

@@ -32,6 +32,42 @@ TEST(FrameAssembler, AssemblesACompleteFrame) {
   EXPECT_FALSE(a.TakeReady().has_value());  // once
 }
 
+// A live source's frame of YCbCr 4:2:2 (docs/live.md), as another sender
+// packs it: a line a packet, the marker on the last.
+TEST(FrameAssembler, AssemblesAYCbCr422FrameOfAnotherSendersPackets) {
+  for (const Sampling sampling : {Sampling::kYCbCr422_8, Sampling::kYCbCr422_10}) {
+    const TileGeometry tile{100, 20, sampling};
+    AssemblerOptions o;
+    o.tile = tile;
+    FrameAssembler a(o);
+    const auto f = PatternFrame(tile, 4);
+    const auto line_packets = [&](uint32_t timestamp, uint32_t first_sequence) {
+      Packets out;
+      for (uint16_t line = 0; line < tile.height; ++line) {
+        CraftedPacket p;
+        p.sequence = first_sequence + line;
+        p.timestamp = timestamp;
+        p.marker = line + 1u == tile.height;
+        p.segments = {{line, 0, static_cast<uint16_t>(tile.row_bytes())}};
+        out.push_back(Craft(p, tile, f));
+      }
+      return out;
+    };
+    AddAll(a, line_packets(1000, 0));
+    auto r = a.TakeReady();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(r->complete);
+    EXPECT_TRUE(Shows(*r, f));
+    Packets second = line_packets(4000, 20);
+    second.erase(second.begin() + 7);
+    AddAll(a, second);
+    EXPECT_FALSE(a.TakeReady().has_value());
+    EXPECT_EQ(a.stats().frames_incomplete, 1u);
+    EXPECT_EQ(a.stats().lost, 1u);
+    EXPECT_EQ(a.stats().frames_wrong_geometry, 0u);
+  }
+}
+
 TEST(FrameAssembler, HoldsPreviousFrameWhenPacketLost) {
   FrameAssembler a = Make();
   const auto f1 = PatternFrame(kTile, 1), f2 = PatternFrame(kTile, 2);

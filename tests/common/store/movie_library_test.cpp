@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/control/movie_listing.h"
 #include "tests/support/temp_dir.h"

@@ -217,6 +217,35 @@ TEST(Rfc4175, RejectsLengthNotMultipleOfPgroup) {
   EXPECT_EQ(Parse(Craft(OneSegment(0, 0, 4), kTile, {})), ParseError::kLengthNotPgroup);
 }
 
+// YCbCr 4:2:2 (a live source's, docs/live.md): pixel groups of two pixels,
+// 4 octets at 8 bits and 5 at 10; offsets in pixels, on a group's start.
+TEST(Rfc4175, PlacesYCbCr422PixelGroupsOfTwoPixels) {
+  for (const Sampling sampling : {Sampling::kYCbCr422_8, Sampling::kYCbCr422_10}) {
+    const TileGeometry tile{64, 4, sampling};
+    const size_t group = tile.pgroup_bytes();
+    const auto frame = PatternFrame(tile, 3);
+    CraftedPacket p;
+    p.segments = {{1, 10, static_cast<uint16_t>(27 * group)}, {2, 0, static_cast<uint16_t>(group)}};
+    const auto packet = Craft(p, tile, frame);
+    Rfc4175View v;
+    ASSERT_EQ(ParseRfc4175(Span(packet), tile, &v), ParseError::kOk);
+    std::vector<std::byte> out(tile.frame_bytes());
+    CopySegmentsToFrame(v, tile, out);
+    const size_t begin = tile.row_bytes() + 5 * group, end = 2 * tile.row_bytes() + group;
+    EXPECT_TRUE(std::equal(frame.begin() + begin, frame.begin() + end, out.begin() + begin));
+    EXPECT_EQ(out[begin - 1], std::byte{0});
+    EXPECT_EQ(out[end], std::byte{0});
+    // An odd offset splits a group; a length not of whole groups; a group
+    // past the width.
+    EXPECT_EQ(ParseRfc4175(Span(Craft(OneSegment(0, 3, group), tile, {})), tile, &v),
+              ParseError::kLengthNotPgroup);
+    EXPECT_EQ(ParseRfc4175(Span(Craft(OneSegment(0, 2, group + 1), tile, {})), tile, &v),
+              ParseError::kLengthNotPgroup);
+    EXPECT_EQ(ParseRfc4175(Span(Craft(OneSegment(0, 62, 2 * group), tile, {})), tile, &v),
+              ParseError::kSegmentBeyondWidth);
+  }
+}
+
 TEST(Rfc4175, RejectsZeroLength) {
   EXPECT_EQ(Parse(Craft(OneSegment(0, 0, 0), kTile, {})), ParseError::kZeroLength);
 }

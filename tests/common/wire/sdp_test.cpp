@@ -1,5 +1,6 @@
 #include "common/wire/sdp.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -63,6 +64,8 @@ TEST(Sdp, WritesRetransmissionAndStillParsesAsTheVideo) {
   EXPECT_EQ(back->payload_type, 96);
   EXPECT_EQ(back->ssrc, 0x74730001u);
   EXPECT_EQ(back->tile, (TileGeometry{2560, 1600}));
+  EXPECT_EQ(back->rtx_payload_type, 97);
+  EXPECT_EQ(back->rtx_time_ms, 90u);
 }
 
 TEST(Sdp, WritesNtscRatesAsRatios) {
@@ -81,15 +84,53 @@ TEST(Sdp, ParsesAHandWrittenFfmpegStyleFile) {
   EXPECT_EQ(d->payload_type, 112);
 }
 
+// A live source's (docs/live.md): GStreamer's rtpvrawpay or an ST 2110-20
+// sender at 4:2:2, 8 or 10 bits, with its colorimetry.
+TEST(Sdp, ParsesYCbCr422AtEightAndTenBits) {
+  auto d = ParseSdp(
+      "v=0\nc=IN IP4 127.0.0.1\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
+      "a=fmtp:96 sampling=YCbCr-4:2:2; width=1920; height=1080; depth=10; "
+      "colorimetry=BT601\n");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->tile, (TileGeometry{1920, 1080, Sampling::kYCbCr422_10}));
+  EXPECT_EQ(d->tile.row_bytes(), 1920u / 2 * 5);
+  EXPECT_EQ(d->colorimetry, "BT601");
+  EXPECT_EQ(d->rtx_payload_type, 0);  // no rtx: nothing is asked of the sender
+  TileStreamDescription t = Tile();
+  t.tile.sampling = Sampling::kYCbCr422_8;
+  t.colorimetry = "BT601";
+  EXPECT_THAT(WriteSdp(t), HasSubstr("sampling=YCbCr-4:2:2; width=2560; height=1600; depth=8; "
+                                     "colorimetry=BT601"));
+  EXPECT_EQ(ParseSdp(WriteSdp(t))->tile, t.tile);
+}
+
+// Only the video's own attributes: those of a media after it are not its.
+TEST(Sdp, TakesTheRetransmissionOnlyOfTheVideoMedia) {
+  auto d = ParseSdp(
+      "v=0\nm=video 5004 RTP/AVP 96 99\na=rtpmap:96 raw/90000\n"
+      "a=fmtp:96 sampling=RGB; width=64; height=64; depth=8\n"
+      "a=rtpmap:99 rtx/90000\na=fmtp:99 apt=95\n"  // another format's: not the video's
+      "m=video 5006 RTP/AVP 97\na=rtpmap:98 rtx/90000\na=fmtp:98 apt=96\n");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->rtx_payload_type, 0);
+}
+
 TEST(Sdp, RejectsOtherSamplingsAndMissingParts) {
-  EXPECT_FALSE(ParseSdp("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
-                        "a=fmtp:96 sampling=YCbCr-4:2:2; width=64; height=64; depth=10\n")
-                   .ok());
+  const auto with = [](std::string_view fmtp) {
+    return ParseSdp(
+        fmt::format("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
+                    "a=fmtp:96 {}\n",
+                    fmtp));
+  };
+  EXPECT_FALSE(with("sampling=YCbCr-4:4:4; width=64; height=64; depth=10").ok());
+  EXPECT_FALSE(with("sampling=YCbCr-4:2:2; width=64; height=64; depth=12").ok());
+  EXPECT_FALSE(with("sampling=RGB; width=64; height=64; depth=10").ok());
+  const auto odd = with("sampling=YCbCr-4:2:2; width=63; height=64; depth=8");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_THAT(odd.status().message(), HasSubstr("two pixels wide"));
   EXPECT_FALSE(ParseSdp("v=0\n").ok());
   EXPECT_FALSE(ParseSdp("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n").ok());
-  EXPECT_FALSE(ParseSdp("v=0\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
-                        "a=fmtp:96 sampling=RGB; width=x; height=64; depth=8\n")
-                   .ok());
+  EXPECT_FALSE(with("sampling=RGB; width=x; height=64; depth=8").ok());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "receiver/tile_receiver.h"
+#include "common/receive/tile_receiver.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

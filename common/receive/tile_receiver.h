@@ -1,11 +1,12 @@
-// One tile of a display node: a network thread that receives the tile's
-// UDP stream (UDP_GRO + recvmmsg) into a FrameAssembler, asks the sender
-// for lost packets again (Generic NACKs back to where the stream comes
-// from, when the assembler tracks loss: docs/receiver.md, "Recovering lost
-// packets"), and hands out
-// statistics (a copy, refreshed every 100 ms) and, optionally, a checksum of
-// every complete frame for end-to-end checks. No allocation or logging per
-// packet. Start/Stop from one thread; Snapshot from any.
+// One stream received: a tile of a display node (receiver/), or a live
+// source on the streaming server (issue 44, docs/live.md). A network
+// thread receives the stream (UDP_GRO + recvmmsg) into a FrameAssembler,
+// asks the sender for lost packets again (Generic NACKs back to where the
+// stream comes from, when the assembler tracks loss: docs/receiver.md,
+// "Recovering lost packets"), and hands out statistics (a copy, refreshed
+// every 100 ms) and, optionally, a checksum of every complete frame for
+// end-to-end checks. No allocation or logging per packet. Start/Stop from
+// one thread; Snapshot from any.
 #pragma once
 
 #include <atomic>
