@@ -3,33 +3,19 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 namespace tilestream {
-
-constexpr size_t kMaxSdpBytes = size_t{64} << 10;
 
 Result<std::vector<TileStreamDescription>> ReadSdpFiles(const std::vector<std::string>& paths) {
   std::vector<TileStreamDescription> out;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::NotFound(fmt::format("{}: cannot read this SDP file", path));
-    std::string text;
-    text.resize(kMaxSdpBytes + 1);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxSdpBytes)
-      return Status::InvalidArgument(fmt::format("{}: larger than 64 KiB: not an SDP", path));
-    auto d = ParseSdp(text);
-    if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", path, d.status().message()));
+    auto d = ReadSdpFile(path);
+    if (!d.ok()) return d.status();
     if (d->tile.sampling != Sampling::kRgb8)
       return Status::Unsupported(fmt::format(
           "{}: a {} stream is shown through the streamer as a live source (docs/live.md); a "
           "receiver takes RGB 8-bit",
           path, SamplingName(d->tile.sampling)));
-    if (d->port == 0)
-      return Status::InvalidArgument(fmt::format("{}: the m=video line names no port", path));
     out.push_back(std::move(d).value());
   }
   return out;

@@ -1,6 +1,7 @@
 #include "streamer/coordinator.h"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include "common/control/movie_listing.h"
 #include "common/control/movie_loads.h"
@@ -42,6 +43,10 @@ bool Coordinator::Start() {
     return false;
   }
   if (!CollectReady()) return false;
+  if (const Status s = movies_.StartLive(getpid()); !s.ok()) {
+    spdlog::error("{}", s.message());
+    return false;
+  }
   if (!options_.sdp_dir.empty()) {
     if (const Status s = WriteSdpFiles(c_, options_.sdp_dir); !s.ok()) {
       spdlog::error("{}", s.message());
@@ -63,12 +68,12 @@ void Coordinator::SetUpPlayback() {
   playback_.emplace(wall_.movie ? wall_.movie->frames : 2 /* the synthetic pattern's */,
                     c_.wall.fps, c_.joystick);
   commands_.set_playback(&*playback_);
-  if (c_.library_path.empty()) return;
-  commands_.set_movie_list(LibraryLister(c_, movies_.presence()));
+  if (!movies_.has_movies()) return;
+  commands_.set_movie_list(movies_.Lister());
   commands_.set_movie_loader(
       [this](const std::string& name, uint64_t frame) { return movies_.Load(name, frame); });
   commands_.set_playlist(movies_.playlist(), [this](const std::string& name) {
-    return LoadableMovie(c_, name, 0, movies_.presence()).status();
+    return movies_.Loadable(name, 0).status();
   });
 }
 

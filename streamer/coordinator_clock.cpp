@@ -50,7 +50,8 @@ bool Coordinator::RunPlay() {
     const uint32_t next_in = options_.shed ? shedder_.ticks_to_next() : 1;
     const uint32_t timestamp = RtpTimestampForTick(tick, c_.wall.fps, timestamp_base);
     const int64_t sending = clock_.NowNs();
-    Broadcast(TickCommand::kPlay, tick, frame, timestamp, interval, step, next_in);
+    Broadcast(TickCommand::kPlay, tick, movies_.FrameToSend(frame, *playback_), timestamp, interval,
+              step, next_in);
     CountTick(sending - due, clock_.NowNs() - sending, interval);
     last_deadline = sync_.OpenTick(tick, timestamp, due + next_in * interval);
   }

@@ -52,7 +52,7 @@ bool Coordinator::StartHttp() {
   wall.metrics = [this] { return WallMetrics(StatusView(), playback_ ? &*playback_ : nullptr); };
   wall.wall_picture = [this] { return thumbnails_.Wall(); };
   wall.tile_picture = [this](std::string_view tile) { return thumbnails_.Tile(tile); };
-  if (!c_.library_path.empty()) wall.movies = LibraryLister(c_, movies_.presence());
+  if (movies_.has_movies()) wall.movies = movies_.Lister();
   auto http = HttpApi::Start(c_, std::move(wall));
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());

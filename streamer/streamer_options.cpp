@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "common/base/json_text.h"
 #include "common/base/log_flag.h"
 #include "common/control/control_protocol.h"
 #include "common/wall/server_hosts.h"
@@ -26,6 +27,10 @@ void AddWallFlags(CLI::App* app, StreamerOptions* o) {
   app->add_option("--library", o->library_dir,
                   "Movie library: a directory of tile stores, one per subdirectory (wallctl "
                   "movies lists them); overrides library.path");
+  app->add_option("--live", o->live,
+                  "A live source as NAME=SDP_FILE (repeatable): the RTP stream the SDP file "
+                  "describes, played by `load NAME` like a movie (docs/live.md); adds to the "
+                  "config's [[live]]");
   app->add_option("--fps", o->fps, "Frame rate of the wall clock; overrides the config");
   app->add_option("--mtu", o->mtu, "Link MTU; UDP payload is MTU - 40; overrides the config");
   app->add_option("--pacing", o->pacing,
@@ -143,11 +148,13 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     auto m = OpenTileStore(*dir, /*check_files=*/false);  // each tile rank checks its own
     if (!m.ok()) return m.status();
     w.movie = std::move(m).value();
-  } else if (o.source != "memory" && (library.empty() || o.bench)) {
+  } else if (o.source != "memory" && ((library.empty() && o.live.empty() &&
+                                       (o.config_path.empty() || w.config.live.empty())) ||
+                                      o.bench)) {
     return Status::InvalidArgument(
         "--movie DIR is required (make one with wallcut), except for "
-        "--source memory or with a movie library (the wall then starts black, waiting for "
-        "`load`)");
+        "--source memory or with a movie library or a live source (the wall then starts "
+        "black, waiting for `load`)");
   }
   if (o.config_path.empty()) {
     w.config = DefaultWallConfig(layout.value_or(w.movie ? w.movie->layout : Layout{5, 3}));
@@ -164,8 +171,14 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
   if (o.port_base > 0)
     c.stream.port_base = static_cast<uint16_t>(std::min<uint32_t>(o.port_base, 65535));
   if (!o.library_dir.empty()) c.library_path = o.library_dir;
+  for (const std::string& live : o.live) {
+    const size_t eq = live.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == live.size())
+      return Status::InvalidArgument(fmt::format("--live {}: not NAME=SDP_FILE", Printable(live)));
+    c.live.push_back({live.substr(0, eq), live.substr(eq + 1), "bars"});
+  }
   if (!o.config_path.empty() || o.fps > 0 || o.mtu > 0 || o.port_base > 0 || layout ||
-      !o.retransmission.empty())
+      !o.retransmission.empty() || !o.live.empty())
     TS_RETURN_IF_ERROR(ValidateWallConfig(&c));
   if (w.movie) TS_RETURN_IF_ERROR(CheckManifestMatchesWall(*w.movie, c.wall));
   if (o.bench && o.source == "disk" && !w.movie)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/base/result.h"
 #include "common/store/tile_store.h"
@@ -16,11 +17,12 @@ struct StreamerOptions {
   std::string config_path;
   std::string layout;
   std::string movie_dir;
-  std::string library_dir;     // "": the config's library.path
-  double fps = 0;              // 0: config's (or the movie's without a config)
-  uint32_t mtu = 0;            // 0: config's
-  std::string pacing;          // "", "on", "off"
-  std::string retransmission;  // "", "on", "off"
+  std::string library_dir;        // "": the config's library.path
+  std::vector<std::string> live;  // --live NAME=SDP, each a [[live]] more
+  double fps = 0;                 // 0: config's (or the movie's without a config)
+  uint32_t mtu = 0;               // 0: config's
+  std::string pacing;             // "", "on", "off"
+  std::string retransmission;     // "", "on", "off"
   uint32_t port_base = 0;
   std::string sdp_dir;
   bool bench = false;

@@ -83,7 +83,7 @@ std::unique_ptr<TileStream> TileStream::Open(const Wall& wall, const StreamerOpt
   s->source_ = options.source;
   s->ring_slots_ = options.ring_frames + RingKeep(c) - 1;  // the read-ahead, and the held
   std::string error;
-  if (!wall.movie && !c.library_path.empty()) {  // no movie yet: the slate until a `load`
+  if (!wall.movie && (!c.library_path.empty() || !c.live.empty())) {  // the slate until a `load`
     s->frames_ = IdleFrames(c, tile, &error);
   } else if (options.source == "memory") {
     s->frames_ = MemorySource(c, wall.movie ? &*wall.movie : nullptr, tile, &error);
@@ -203,6 +203,8 @@ TileStream::Prepared TileStream::OpenPrepared(const WallConfig& c, const std::st
                                               uint32_t slots, uint32_t tile,
                                               const std::string& movie_dir, uint64_t first) {
   Prepared p;
+  if (const std::optional<LiveMovie> live = ParseLiveMovieDir(movie_dir))
+    return OpenLive(c, tile, *live);
   auto movie = OpenTileStore(movie_dir, /*check_files=*/false);
   if (!movie.ok()) {
     p.error = movie.status().message();
@@ -221,6 +223,30 @@ TileStream::Prepared TileStream::OpenPrepared(const WallConfig& c, const std::st
   } else {
     p.error = ring.status().message();
   }
+  return p;
+}
+
+// A live source's tile (common/live/live_tile_frames.h): its ring is on
+// the coordinator's server.
+TileStream::Prepared TileStream::OpenLive(const WallConfig& c, uint32_t tile,
+                                          const LiveMovie& live) {
+  Prepared p;
+  p.live = true;
+  p.frame_count = kLiveFrames;
+  const auto settings =
+      std::find_if(c.live.begin(), c.live.end(),
+                   [&](const LiveSourceSettings& l) { return l.name == live.name; });
+  const Fit fit =
+      settings == c.live.end() ? Fit::kBars : ParseFit(settings->fit).value_or(Fit::kBars);
+  auto frames = LiveTileFrames::Open(live.ring_path, c.wall, tile, fit, RingKeep(c));
+  if (!frames.ok()) {
+    p.error = fmt::format(
+        "live source {}: {} (a live source reaches the tile ranks on the "
+        "coordinator's server only)",
+        live.name, frames.status().message());
+    return p;
+  }
+  p.frames = std::move(frames).value();
   return p;
 }
 
@@ -265,8 +291,9 @@ TileStream::Preroll TileStream::preroll(std::string* error) {
   }
   // Its first frames read (a memory source holds them all already).
   const uint64_t want = std::min<uint64_t>(2, prepared_->frame_count);
-  return source_ == "memory" || prepared_->frames->stats().frames_read >= want ? Preroll::kReady
-                                                                               : Preroll::kLoading;
+  return source_ == "memory" || prepared_->live || prepared_->frames->stats().frames_read >= want
+             ? Preroll::kReady
+             : Preroll::kLoading;
 }
 
 void TileStream::SwitchToPrepared() {

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/live/live_tile_frames.h"
 #include "common/send/tile_sender.h"
 #include "common/store/frame_ring.h"
 #include "streamer/messages.h"
@@ -114,8 +115,10 @@ class TileStream {
   struct Prepared {
     std::unique_ptr<FrameProvider> frames;
     uint64_t frame_count = 0;
+    bool live = false;  // a live source's tile: ready at once
     std::string error;
   };
+  static Prepared OpenLive(const WallConfig& c, uint32_t tile, const LiveMovie& live);
   void Discard(std::unique_ptr<FrameProvider> frames);
   void StartPreparing();  // the wanted opening, unless too many closings are under way
   static constexpr size_t kMaxDiscarding = 4;

@@ -1,11 +1,15 @@
 #include "streamer/wall_movies.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <filesystem>
 #include <string_view>
 
+#include "common/base/clock.h"
+#include "common/control/movie_listing.h"
+#include "common/live/live_tile_frames.h"
 #include "common/wall/wall_config.h"
 #include "streamer/rank_messages.h"
 
@@ -26,8 +30,45 @@ MovieLoads::Movie PlayingFirst(const Wall& wall) {
 WallMovies::WallMovies(MPI_Comm comm, const WallConfig& c, const RankPlan& plan, const Wall& wall)
     : comm_(comm), c_(c), plan_(plan), loads_(c.tile_count(), PlayingFirst(wall)), presence_(c) {}
 
+Result<MovieLoads::Movie> WallMovies::Loadable(const std::string& name, uint64_t frame) const {
+  const LiveSource* live = live_.Find(name);
+  if (!live) return LoadableMovie(c_, name, frame, &presence_);
+  if (frame != 0)
+    return Status::InvalidArgument(
+        fmt::format("cannot load {} at frame {}: a live source plays "
+                    "from now, not from a frame",
+                    name, frame));
+  return MovieLoads::Movie{name, live->movie_dir(), kLiveFrames};
+}
+
+ControlCommands::MovieList WallMovies::Lister() const {
+  const ControlCommands::MovieList library =
+      c_.library_path.empty() ? nullptr : LibraryLister(c_, &presence_);
+  return [library, this]() -> Result<nlohmann::json> {
+    nlohmann::json listing = {{"library", c_.library_path}, {"truncated", false}};
+    if (library) {
+      auto l = library();
+      if (!l.ok()) return l.status();
+      listing = std::move(l).value();
+    }
+    live_.AddToListing(MonotonicNs(), &listing);
+    return listing;
+  };
+}
+
+uint64_t WallMovies::FrameToSend(uint64_t frame, const Playback& playback) {
+  if (!live_playing_) return frame;
+  if (playback.playing() && playback.speed() != 0) live_picture_ = live_playing_->newest();
+  return live_picture_;
+}
+
+void WallMovies::AddStatus(nlohmann::json* out) const {
+  loads_.AddStatus(out);
+  live_.AddStatus(MonotonicNs(), out);
+}
+
 Result<nlohmann::json> WallMovies::Load(const std::string& name, uint64_t frame, bool at_end) {
-  auto movie = LoadableMovie(c_, name, frame, &presence_);
+  auto movie = Loadable(name, frame);
   if (!movie.ok()) return movie.status();
   LoadMessage m;
   m.generation = loads_.Begin(*movie, frame, at_end);
@@ -61,6 +102,7 @@ void WallMovies::BeforeTick(uint64_t tick, Playback* playback) {
   if (const auto first = loads_.TakeReady(tick, at_end_)) {
     playback->Load(loads_.playing().frames, *first);
     playlist_.Playing(loads_.playing().name);
+    live_playing_ = live_.Find(loads_.playing().name);
     spdlog::info("tick {}: every tile plays {} from frame {}", tick, loads_.playing().name, *first);
   }
   const uint64_t left = playback->frames() - playback->frame();

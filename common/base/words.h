@@ -17,6 +17,18 @@ namespace tilestream {
 
 inline bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
+// A movie's name in the library (its directory's), or a live source's: 1
+// to 128 of A-Z a-z 0-9 . _ - and not starting with a dot (so never "..",
+// nor a path).
+inline bool ValidMovieName(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
+  for (const char ch : name)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          ch == '.' || ch == '_' || ch == '-'))
+      return false;
+  return true;
+}
+
 // `s` without blanks (and a trailing '\r') at either end.
 inline std::string_view TrimBlanks(std::string_view s) {
   while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);

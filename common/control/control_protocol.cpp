@@ -38,14 +38,6 @@ std::string_view CommandHelp() {
          "axis I V (V in -1..1) | button I 0|1 | stop";
 }
 
-bool ValidMovieName(std::string_view name) {
-  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
-  return std::all_of(name.begin(), name.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '.' || ch == '_' || ch == '-';
-  });
-}
-
 Result<Command> ParseCommand(std::string_view line) {
   std::array<std::string_view, kMaxWords> w;
   size_t n = 0;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/base/result.h"
+#include "common/base/words.h"
 
 namespace tilestream {
 
@@ -33,9 +34,7 @@ enum class CommandKind : uint8_t {
   kPrevious = 17,
 };
 
-// A movie's name in the library: its directory's, 1 to 128 of A-Z a-z 0-9
-// . _ - and not starting with a dot (so never "..", nor a path).
-bool ValidMovieName(std::string_view name);
+// ValidMovieName: common/base/words.h.
 
 struct Command {
   CommandKind kind = CommandKind::kStatus;

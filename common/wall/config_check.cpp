@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/base/json_text.h"
+#include "common/base/words.h"
 #include "common/wall/ipv4_subnet.h"
 #include "common/wall/toml_reader.h"
 
@@ -175,6 +177,25 @@ void ConfigCheck::Mpi() {
   }
 }
 
+// Live sources: named as movies are, each name once, an SDP file each,
+// bars or fill.
+void ConfigCheck::Live() {
+  for (size_t i = 0; i < c_.live.size(); ++i) {
+    const LiveSourceSettings& l = c_.live[i];
+    const std::string key = fmt::format("live[{}]", i);
+    if (!ValidMovieName(l.name))
+      Fail(key + ".name", fmt::format("'{}' is not a name: 1 to 128 of A-Z a-z 0-9 . _ -, not "
+                                      "starting with a dot",
+                                      Printable(l.name)));
+    for (size_t j = 0; j < i; ++j)
+      if (c_.live[j].name == l.name)
+        Fail(key + ".name", fmt::format("'{}' names live[{}] already", l.name, j));
+    if (l.sdp.empty()) Fail(key + ".sdp", "a live source needs its SDP file");
+    if (l.fit != "bars" && l.fit != "fill")
+      Fail(key + ".fit", fmt::format("'{}' is not a fit (bars or fill)", Printable(l.fit)));
+  }
+}
+
 Status ValidateWallConfig(WallConfig* config) {
   ConfigCheck check(config);
   check.Wall();
@@ -188,6 +209,7 @@ Status ValidateWallConfig(WallConfig* config) {
   check.Control();
   check.Http();
   check.Mpi();
+  check.Live();
   if (!check.ok()) return check.status();
   check.AssignNicsToTiles();
   return check.status();

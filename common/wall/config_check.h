@@ -41,6 +41,7 @@ class ConfigCheck {
   void ServerTiles();
   void Control();
   void Http();
+  void Live();
   void Mpi();
   void AssignNicsToTiles();
 

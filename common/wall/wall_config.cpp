@@ -220,7 +220,7 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
   TomlReader r(c.source, &c.key_lines);
   r.CheckKeys(root, "",
               {"wall", "stream", "server", "nic", "node", "control", "http", "sync", "joystick",
-               "mpi", "library"});
+               "mpi", "library", "live"});
   if (const toml::table* t = Section(r, root, "wall")) ReadWall(r, *t, &c.wall);
   if (const toml::table* t = Section(r, root, "stream")) ReadStream(r, *t, &c.stream);
   if (const toml::table* t = Section(r, root, "control")) ReadControl(r, *t, &c.control);
@@ -233,6 +233,13 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
     r.String(*t, "library", "path", &c.library_path);
     r.String(*t, "library", "slate", &c.slate_path);
   }
+  TableArray(r, root, "live", [&](const toml::table& t, const std::string& path) {
+    r.CheckKeys(t, path, {"name", "sdp", "fit"});
+    LiveSourceSettings& l = c.live.emplace_back();
+    r.String(t, path, "name", &l.name);
+    r.String(t, path, "sdp", &l.sdp);
+    r.String(t, path, "fit", &l.fit);
+  });
   TableArray(r, root, "server", [&](const toml::table& t, const std::string& path) {
     c.servers.emplace_back();
     ReadServer(r, t, path, &c.servers.back());

@@ -228,6 +228,15 @@ struct TileRoute {
   bool retransmission = false;
 };
 
+// [[live]]: a live source (issue 44; docs/live.md), played like a movie of
+// the library by its name: the RTP stream that its SDP file describes,
+// received by the streamer, scaled onto the wall.
+struct LiveSourceSettings {
+  std::string name;          // as a movie's (ValidMovieName)
+  std::string sdp;           // the SDP file's path
+  std::string fit = "bars";  // "bars" (aspect kept) or "fill"
+};
+
 struct WallConfig {
   std::string source = "<defaults>";  // file the config came from
   WallSettings wall;
@@ -242,6 +251,7 @@ struct WallConfig {
   // [library] slate: the picture an idle wall shows (PNG or PPM, scaled to
   // fit, common/image/slate.h); empty: black.
   std::string slate_path;
+  std::vector<LiveSourceSettings> live;
   SyncSettings sync;
   JoystickMap joystick;
   MpiSettings mpi;

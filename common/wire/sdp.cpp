@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -218,6 +219,23 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
   if (!have_rtpmap || !have_fmtp)
     return Status::InvalidArgument("SDP: no a=rtpmap/a=fmtp for the video payload type");
   if (Status st = CheckVideo(&d, fmtp); !st.ok()) return st;
+  return d;
+}
+
+Result<TileStreamDescription> ReadSdpFile(const std::string& path) {
+  constexpr size_t kMaxSdpBytes = size_t{64} << 10;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("{}: cannot read this SDP file", path));
+  std::string text;
+  text.resize(kMaxSdpBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxSdpBytes)
+    return Status::InvalidArgument(fmt::format("{}: larger than 64 KiB: not an SDP", path));
+  auto d = ParseSdp(text);
+  if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", path, d.status().message()));
+  if (d->port == 0)
+    return Status::InvalidArgument(fmt::format("{}: the m=video line names no port", path));
   return d;
 }
 

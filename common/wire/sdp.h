@@ -46,4 +46,8 @@ int SamplingDepth(Sampling s);
 // (then of an even width).
 Result<TileStreamDescription> ParseSdp(std::string_view text);
 
+// Reads and parses the SDP file at `path` (at most 64 KiB), which must name
+// the video's port; errors name the file.
+Result<TileStreamDescription> ReadSdpFile(const std::string& path);
+
 }  // namespace tilestream

@@ -1,0 +1,87 @@
+// The live sources of a wall (issue 44; docs/live.md), on the coordinator:
+// each `[[live]]` (or `streamer --live NAME=SDP`) is received once, here,
+// by the receiver's own stream receiver (common/receive/tile_receiver.h:
+// assembly, and NACKs to a source whose SDP offers RTX), converted to RGB
+// on a thread of its own, and published into a picture ring under
+// /dev/shm that the tile ranks on this server read their regions from
+// (common/live/live_tile_frames.h). A tick of a live source names the
+// newest picture, so that every tile shows the same one.
+//
+// What goes wrong is counted and said in `status`, never fatal to the
+// wall: strangers' packets and garbage (the assembler's counters), a
+// source that stopped (no picture for a second: the wall holds the last),
+// a source of another size than its SDP said (frames_wrong_geometry).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/base/result.h"
+#include "common/image/ycbcr.h"
+#include "common/live/picture_ring.h"
+#include "common/receive/tile_receiver.h"
+#include "common/wall/wall_config.h"
+#include "common/wire/sdp.h"
+
+namespace tilestream {
+
+class LiveSource {
+ public:
+  // Receives `settings`' stream into a ring at `ring_path`.
+  static Result<std::unique_ptr<LiveSource>> Start(const LiveSourceSettings& settings,
+                                                   const std::string& ring_path);
+  ~LiveSource();
+
+  const std::string& name() const { return settings_.name; }
+  // The movie directory a LoadMessage names it by (common/live/live_movie.h).
+  std::string movie_dir() const;
+  // The newest picture (0: none yet).
+  uint64_t newest() const { return ring_.newest(); }
+  // No picture for kStoppedNs (or none yet).
+  bool stopped(int64_t now_ns) const;
+  // Its listing's and status's fields.
+  void Describe(int64_t now_ns, nlohmann::json* out) const;
+
+  static constexpr int64_t kStoppedNs = 1'000'000'000;
+
+ private:
+  LiveSource(LiveSourceSettings settings, TileStreamDescription sdp, PictureRing ring);
+  void Convert();  // the converting thread
+
+  LiveSourceSettings settings_;
+  TileStreamDescription sdp_;
+  Colorimetry colorimetry_;
+  PictureRing ring_;
+  std::unique_ptr<TileReceiver> receiver_;
+  std::thread converter_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool complete_ = false;  // a frame is whole: under mu_
+  bool stop_ = false;      // under mu_
+  std::atomic<int64_t> last_picture_ns_{0};
+  std::atomic<uint64_t> pictures_{0};
+};
+
+class LiveSources {
+ public:
+  // Every live source of `c`, their rings named for this job (`job`: the
+  // coordinator's pid). Fails naming the first that cannot start.
+  Status Start(const WallConfig& c, int job);
+  const LiveSource* Find(const std::string& name) const;
+  bool empty() const { return sources_.empty(); }
+  // {"live": [...]} in `status`; entries for `movies`' listing.
+  void AddStatus(int64_t now_ns, nlohmann::json* out) const;
+  void AddToListing(int64_t now_ns, nlohmann::json* listing) const;
+
+ private:
+  std::vector<std::unique_ptr<LiveSource>> sources_;
+};
+
+}  // namespace tilestream
