@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "common/base/clock.h"
+#include "common/base/json_text.h"
 #include "common/live/live_tile_frames.h"
 #include "common/live/to_rgb.h"
 
@@ -36,10 +39,15 @@ TileReceiverOptions ReceiverOptions(const TileStreamDescription& d) {
   return o;
 }
 
-}  // namespace
+// The SDP file's modification time (0 when it cannot be read).
+int64_t ModifiedNs(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return 0;
+  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
 
-Result<std::unique_ptr<LiveSource>> LiveSource::Start(const LiveSourceSettings& settings,
-                                                      const std::string& ring_path) {
+// The stream an SDP file describes, if a live source can take it.
+Result<TileStreamDescription> ReadSourceSdp(const LiveSourceSettings& settings) {
   auto sdp = ReadSdpFile(settings.sdp);
   if (!sdp.ok())
     return Status::InvalidArgument(
@@ -50,36 +58,56 @@ Result<std::unique_ptr<LiveSource>> LiveSource::Start(const LiveSourceSettings& 
                                                kMaxPictureWidth, kMaxPictureHeight));
   if (!ParseColorimetry(sdp->colorimetry))
     return Status::Unsupported(fmt::format("live source {}: colorimetry {} (BT709 or BT601 are)",
-                                           settings.name, sdp->colorimetry));
+                                           settings.name, Printable(sdp->colorimetry)));
+  return sdp;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LiveSource>> LiveSource::Start(const LiveSourceSettings& settings,
+                                                      const std::string& ring_path) {
+  const int64_t mtime = ModifiedNs(settings.sdp);
+  auto sdp = ReadSourceSdp(settings);
+  if (!sdp.ok()) return sdp.status();
   auto ring = PictureRing::Create(ring_path);
   if (!ring.ok()) return ring.status();
-  std::unique_ptr<LiveSource> s(
-      new LiveSource(settings, std::move(sdp).value(), std::move(ring).value()));
-  TileReceiverOptions o = ReceiverOptions(s->sdp_);
-  o.on_complete = [src = s.get()](uint32_t, uint32_t) {
-    {
-      std::lock_guard lock(src->mu_);
-      src->complete_ = true;
-    }
-    src->wake_.notify_one();
-  };
-  auto receiver = TileReceiver::Open(std::move(o));
-  if (!receiver.ok())
-    return Status::IoError(fmt::format("live source {}: port {}: {}", settings.name, s->sdp_.port,
-                                       receiver.status().message()));
-  s->receiver_ = std::move(receiver).value();
-  s->converter_ = std::thread([src = s.get()] { src->Convert(); });
-  s->receiver_->Start();
+  std::unique_ptr<LiveSource> s(new LiveSource(settings, std::move(ring).value()));
+  s->sdp_mtime_ns_ = mtime;
+  if (Status st = s->Receive(std::move(sdp).value()); !st.ok()) return st;
   return s;
 }
 
-LiveSource::LiveSource(LiveSourceSettings settings, TileStreamDescription sdp, PictureRing ring)
-    : settings_(std::move(settings)),
-      sdp_(std::move(sdp)),
-      colorimetry_(ParseColorimetry(sdp_.colorimetry).value_or(Colorimetry::kBt709)),
-      ring_(std::move(ring)) {}
+LiveSource::LiveSource(LiveSourceSettings settings, PictureRing ring)
+    : settings_(std::move(settings)), ring_(std::move(ring)) {}
 
-LiveSource::~LiveSource() {
+LiveSource::~LiveSource() { StopReceiving(); }
+
+Status LiveSource::Receive(TileStreamDescription sdp) {
+  StopReceiving();
+  std::lock_guard state(state_mu_);
+  sdp_ = std::move(sdp);
+  colorimetry_ = ParseColorimetry(sdp_.colorimetry).value_or(Colorimetry::kBt709);
+  TileReceiverOptions o = ReceiverOptions(sdp_);
+  o.on_complete = [this](uint32_t, uint32_t) {
+    {
+      std::lock_guard lock(mu_);
+      complete_ = true;
+    }
+    wake_.notify_one();
+  };
+  auto receiver = TileReceiver::Open(std::move(o));
+  if (!receiver.ok())
+    return Status::IoError(fmt::format("live source {}: port {}: {}", settings_.name, sdp_.port,
+                                       receiver.status().message()));
+  receiver_ = std::move(receiver).value();
+  stop_ = false;
+  converter_ = std::thread([this] { Convert(); });
+  receiver_->Start();
+  return Status::Ok();
+}
+
+void LiveSource::StopReceiving() {
+  std::lock_guard state(state_mu_);
   if (receiver_) receiver_->Stop();
   {
     std::lock_guard lock(mu_);
@@ -87,6 +115,35 @@ LiveSource::~LiveSource() {
   }
   wake_.notify_one();
   if (converter_.joinable()) converter_.join();
+  receiver_.reset();
+}
+
+void LiveSource::Refresh() {
+  const int64_t mtime = ModifiedNs(settings_.sdp);
+  if (mtime == sdp_mtime_ns_) return;
+  sdp_mtime_ns_ = mtime;
+  auto sdp = ReadSourceSdp(settings_);
+  if (!sdp.ok()) {
+    spdlog::warn("{}; the stream is received as before", sdp.status().message());
+    return;
+  }
+  if (sdp->tile == sdp_.tile && sdp->port == sdp_.port && sdp->payload_type == sdp_.payload_type &&
+      sdp->destination_address == sdp_.destination_address && sdp->ssrc == sdp_.ssrc &&
+      sdp->rtx_payload_type == sdp_.rtx_payload_type && sdp->colorimetry == sdp_.colorimetry)
+    return;
+  const TileStreamDescription before = sdp_;
+  if (Status st = Receive(*sdp); !st.ok()) {
+    spdlog::error("{}; back to the stream as it was", st.message());
+    Receive(before);  // its port was ours a moment ago
+    return;
+  }
+  {
+    std::lock_guard state(state_mu_);
+    ++restarts_;
+  }
+  spdlog::info("live source {}: {} now describes {}x{} {} on port {}: received as such",
+               settings_.name, settings_.sdp, sdp_.tile.width, sdp_.tile.height,
+               SamplingName(sdp_.tile.sampling), sdp_.port);
 }
 
 // Each whole frame, once, into the ring's next slot as RGB; a frame that
@@ -118,7 +175,8 @@ bool LiveSource::stopped(int64_t now_ns) const {
 }
 
 void LiveSource::Describe(int64_t now_ns, nlohmann::json* out) const {
-  const TileReceiverStats s = receiver_->Snapshot();
+  std::lock_guard state(state_mu_);
+  const TileReceiverStats s = receiver_ ? receiver_->Snapshot() : TileReceiverStats{};
   const AssemblerStats& a = s.assembler;
   (*out)["name"] = settings_.name;
   (*out)["live"] = true;
@@ -137,6 +195,7 @@ void LiveSource::Describe(int64_t now_ns, nlohmann::json* out) const {
   (*out)["strangers"] = a.foreign_ssrc + a.foreign_source + a.wrong_payload_type;
   (*out)["malformed"] = a.malformed_total();
   (*out)["kernel_drops"] = s.socket.kernel_drops;
+  (*out)["restarts"] = restarts_;
 }
 
 Status LiveSources::Start(const WallConfig& c, int job) {
@@ -147,6 +206,7 @@ Status LiveSources::Start(const WallConfig& c, int job) {
     spdlog::info("live source {}: receiving what {} describes", l.name, l.sdp);
     sources_.push_back(std::move(s).value());
   }
+  if (!sources_.empty()) watcher_ = std::thread([this] { Watch(); });
   return Status::Ok();
 }
 
@@ -154,6 +214,21 @@ const LiveSource* LiveSources::Find(const std::string& name) const {
   for (const auto& s : sources_)
     if (s->name() == name) return s.get();
   return nullptr;
+}
+
+LiveSources::~LiveSources() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void LiveSources::Watch() {
+  std::unique_lock lock(mu_);
+  while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; }))
+    for (const auto& s : sources_) s->Refresh();
 }
 
 void LiveSources::AddStatus(int64_t now_ns, nlohmann::json* out) const {

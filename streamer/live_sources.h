@@ -48,17 +48,27 @@ class LiveSource {
   bool stopped(int64_t now_ns) const;
   // Its listing's and status's fields.
   void Describe(int64_t now_ns, nlohmann::json* out) const;
+  // On LiveSources' watching thread, once a second: an SDP file rewritten with another stream (a
+  // source restarted at another size or format, a new port) is received as it says from now on; the
+  // tiles plan their scaling again at its first picture. A file that no longer parses leaves the
+  // stream as it was.
+  void Refresh();
 
   static constexpr int64_t kStoppedNs = 1'000'000'000;
 
  private:
-  LiveSource(LiveSourceSettings settings, TileStreamDescription sdp, PictureRing ring);
+  LiveSource(LiveSourceSettings settings, PictureRing ring);
+  // Receives the stream `sdp` describes; stops what received before.
+  Status Receive(TileStreamDescription sdp);
+  void StopReceiving();
   void Convert();  // the converting thread
 
   LiveSourceSettings settings_;
   TileStreamDescription sdp_;
-  Colorimetry colorimetry_;
+  int64_t sdp_mtime_ns_ = 0;
+  Colorimetry colorimetry_ = Colorimetry::kBt709;
   PictureRing ring_;
+  mutable std::mutex state_mu_;  // receiver_, sdp_, restarts_: Refresh against Describe
   std::unique_ptr<TileReceiver> receiver_;
   std::thread converter_;
   std::mutex mu_;
@@ -67,10 +77,12 @@ class LiveSource {
   bool stop_ = false;      // under mu_
   std::atomic<int64_t> last_picture_ns_{0};
   std::atomic<uint64_t> pictures_{0};
+  uint64_t restarts_ = 0;  // SDP changes taken
 };
 
 class LiveSources {
  public:
+  ~LiveSources();
   // Every live source of `c`, their rings named for this job (`job`: the
   // coordinator's pid). Fails naming the first that cannot start.
   Status Start(const WallConfig& c, int job);
@@ -81,7 +93,13 @@ class LiveSources {
   void AddToListing(int64_t now_ns, nlohmann::json* listing) const;
 
  private:
+  void Watch();  // each source's Refresh once a second, until destroyed
+
   std::vector<std::unique_ptr<LiveSource>> sources_;
+  std::thread watcher_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;  // under mu_
 };
 
 }  // namespace tilestream

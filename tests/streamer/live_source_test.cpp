@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -198,13 +199,45 @@ std::vector<std::string> WritePattern(const std::string& path) {
   return quarters;
 }
 
+// A picture of one colour, and the checksum of a tile of it: whatever the
+// scale, a tile of it is that colour alone.
+std::string WriteUniform(const std::string& path, uint32_t w, uint32_t h) {
+  std::vector<std::byte> rgb(size_t{w} * h * 3);
+  for (size_t i = 0; i < rgb.size(); i += 3) {
+    rgb[i] = std::byte{40};
+    rgb[i + 1] = std::byte{120};
+    rgb[i + 2] = std::byte{200};
+  }
+  EXPECT_TRUE(WritePpm(path, w, h, rgb).ok());
+  rgb.resize(size_t{kTileW} * kTileH * 3);
+  return Hex(FrameChecksum(rgb.data(), rgb.size()));
+}
+
+std::string BlackTile() {
+  const std::vector<std::byte> zeros(size_t{kTileW} * kTileH * 3);
+  return Hex(FrameChecksum(zeros.data(), zeros.size()));
+}
+
+// `shown` is runs of `expected`, in that order, each at least once after
+// the first (black, before the first picture, may be absent).
+void ExpectRuns(const std::vector<std::string>& shown, const std::vector<std::string>& expected) {
+  size_t at = 0;
+  for (size_t e = 0; e < expected.size(); ++e) {
+    const size_t begin = at;
+    while (at < shown.size() && shown[at] == expected[e]) ++at;
+    if (e > 0) {
+      EXPECT_GT(at, begin) << "no frame of run " << e << " (" << expected[e] << ") at frame " << at
+                           << " of " << shown.size();
+    }
+  }
+  EXPECT_EQ(at, shown.size()) << "frame " << at << " is none of the pictures sent";
+}
+
 // The 2x2 wall of 640x400 tiles, no bezels, plays ffmpeg's 1280x800 RGB:
 // each tile shows its quarter of the source pixel for pixel, and holds it
 // once the source stops.
 TEST_F(LiveSource, AnFfmpegSourceOfTheWallsSizeIsCutPixelForPixelOntoEveryTile) {
   const std::vector<std::string> quarters = WritePattern(dir_ / "pattern.ppm");
-  const std::vector<std::byte> zeros(size_t{kTileW} * kTileH * 3);
-  const std::string black = Hex(FrameChecksum(zeros.data(), zeros.size()));
   const pid_t left = StartReceiver("left"), right = StartReceiver("right");
   const pid_t streamer = StartStreamer(/*ticks=*/300);
   const auto listing = nlohmann::json::parse(Ctl("movies").second, nullptr, false);
@@ -227,12 +260,37 @@ TEST_F(LiveSource, AnFfmpegSourceOfTheWallsSizeIsCutPixelForPixelOntoEveryTile) 
   const auto shown = Shown();
   for (uint32_t t = 0; t < 4; ++t) {
     SCOPED_TRACE("tile " + std::to_string(t));
-    const auto first = std::find(shown[t].begin(), shown[t].end(), quarters[t]);
-    ASSERT_NE(first, shown[t].end()) << "the tile never showed its quarter " << quarters[t] << ": "
-                                     << testing::FileText(dir_ / "left.txt").substr(0, 2000);
-    EXPECT_TRUE(std::all_of(shown[t].begin(), first, [&](auto& s) { return s == black; }));
-    EXPECT_TRUE(std::all_of(first, shown[t].end(), [&](auto& s) { return s == quarters[t]; }));
-    EXPECT_GE(shown[t].end() - first, 60);  // held to the end of the 300 ticks
+    ExpectRuns(shown[t], {BlackTile(), quarters[t]});
+    EXPECT_GE(std::count(shown[t].begin(), shown[t].end(), quarters[t]), 60);  // held to the end
+  }
+}
+
+// ffmpeg restarted at another size writes another SDP: the wall receives
+// the stream as the new SDP says and scales it from its first picture.
+TEST_F(LiveSource, ASourceThatChangesItsSizeIsScaledAgainFromItsNewSdp) {
+  const std::vector<std::string> quarters = WritePattern(dir_ / "pattern.ppm");
+  const std::string uniform = WriteUniform(dir_ / "small.ppm", 640, 400);
+  const pid_t left = StartReceiver("left"), right = StartReceiver("right");
+  const pid_t streamer = StartStreamer(/*ticks=*/300);
+  EXPECT_EQ(Ctl("load cam").first, 0);
+  auto sent = Ffmpeg(dir_ / "pattern.ppm", 2);
+  ASSERT_EQ(sent.exit_code, 0) << sent.output;
+  std::string sdp = testing::FileText(dir_ / "cam.sdp");
+  sdp.replace(sdp.find("width=1280; height=800"), 22, "width=640; height=400");
+  std::ofstream(dir_ / "cam.sdp.new") << sdp;
+  std::filesystem::rename(dir_ / "cam.sdp.new", dir_ / "cam.sdp");
+  ASSERT_TRUE(testing::WaitFor([&] { return Live().value("size", "") == "640x400"; }))
+      << Live().dump();
+  sent = Ffmpeg(dir_ / "small.ppm", 2);
+  ASSERT_EQ(sent.exit_code, 0) << sent.output;
+  EXPECT_EQ(Live()["restarts"], 1);
+  EXPECT_EQ(Reap(streamer), 0) << testing::FileText(dir_ / "streamer.out");
+  Stop(left, "left");
+  Stop(right, "right");
+  const auto shown = Shown();
+  for (uint32_t t = 0; t < 4; ++t) {
+    SCOPED_TRACE("tile " + std::to_string(t));
+    ExpectRuns(shown[t], {BlackTile(), quarters[t], uniform});
   }
 }
 
