@@ -65,6 +65,11 @@ uint64_t WallMovies::FrameToSend(uint64_t frame, const Playback& playback) {
 void WallMovies::AddStatus(nlohmann::json* out) const {
   loads_.AddStatus(out);
   live_.AddStatus(MonotonicNs(), out);
+  if (live_playing_) {  // no frame count to scrub: the picture shown
+    out->erase("frames");
+    (*out)["frame"] = live_picture_;
+    (*out)["playing_live"] = true;
+  }
 }
 
 Result<nlohmann::json> WallMovies::Load(const std::string& name, uint64_t frame, bool at_end) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,13 @@
 #include "common/image/ppm.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/tile_receiver.h"
+#include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_for.h"
+#include "tools/wallcut/frame_source.h"
+#include "tools/wallcut/movie_cutter.h"
 
 namespace tilestream {
 namespace {
@@ -108,11 +112,11 @@ class LiveSource : public ::testing::Test {
   }
 
   // The streamer with the live source and no movie: black until `load`.
-  pid_t StartStreamer(uint64_t ticks) {
-    const pid_t pid =
-        Spawn("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
-              config_ + " --live cam=" + (dir_ / "cam.sdp") + " --ticks " + std::to_string(ticks) +
-              " -q --json " + (dir_ / "streamer.json") + " > " + (dir_ / "streamer.out") + " 2>&1");
+  pid_t StartStreamer(uint64_t ticks, const std::string& extra = "") {
+    const pid_t pid = Spawn(
+        "timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
+        " --live cam=" + (dir_ / "cam.sdp") + " --ticks " + std::to_string(ticks) + " -q --json " +
+        (dir_ / "streamer.json") + " " + extra + " > " + (dir_ / "streamer.out") + " 2>&1");
     EXPECT_TRUE(testing::WaitFor([&] { return Status().is_object(); }))
         << testing::FileText(dir_ / "streamer.out");
     return pid;
@@ -137,12 +141,13 @@ class LiveSource : public ::testing::Test {
   }
 
   // `seconds` of the picture at `path`, in real time, 30 a second, as RTP.
+  std::string FfmpegCommand(const std::string& path, int seconds) {
+    return "timeout 60 ffmpeg -hide_banner -loglevel error -re -loop 1 -framerate 30 -i " + path +
+           " -t " + std::to_string(seconds) +
+           " -pix_fmt rgb24 -c:v rawvideo -f rtp rtp://127.0.0.1:" + std::to_string(ports_[4]);
+  }
   testing::ProcessResult Ffmpeg(const std::string& path, int seconds) {
-    return Shell(
-        "timeout 60 ffmpeg -hide_banner -loglevel error -re -loop 1 -framerate 30 -i " + path +
-            " -t " + std::to_string(seconds) +
-            " -pix_fmt rgb24 -c:v rawvideo -f rtp rtp://127.0.0.1:" + std::to_string(ports_[4]),
-        dir_);
+    return Shell(FfmpegCommand(path, seconds), dir_);
   }
 
   // Waits for `pid` to exit; its exit code.
@@ -291,6 +296,69 @@ TEST_F(LiveSource, ASourceThatChangesItsSizeIsScaledAgainFromItsNewSdp) {
   for (uint32_t t = 0; t < 4; ++t) {
     SCOPED_TRACE("tile " + std::to_string(t));
     ExpectRuns(shown[t], {BlackTile(), quarters[t], uniform});
+  }
+}
+
+// A movie of the library, the live source, the movie again: each switch
+// at a tick boundary with no tick skipped that a sender did not let go by
+// (a loaded machine's), and every frame shown one of the movie's or the
+// source's quarter.
+TEST_F(LiveSource, TheWallSwitchesFromAMovieToTheLiveSourceAndBackWithNoTickSkipped) {
+  const std::vector<std::string> quarters = WritePattern(dir_ / "pattern.ppm");
+  WallSettings wall;
+  wall.layout = {2, 2};
+  wall.tile = {kTileW, kTileH};
+  wall.fps = 30;
+  constexpr uint64_t kMovieFrames = 8;
+  auto source = MakeSyntheticSource(wall, kMovieFrames, 3, true);
+  ASSERT_TRUE(source.ok());
+  CutOptions co;
+  co.wall = wall;
+  co.out_dir = dir_ / "library/A";
+  co.progress = false;
+  ASSERT_TRUE(CutMovie(**source, co).ok());
+  const MovieManifest movie = *OpenTileStore(dir_ / "library/A");
+  const pid_t left = StartReceiver("left"), right = StartReceiver("right");
+  const pid_t streamer =
+      StartStreamer(/*ticks=*/360, "--library " + (dir_ / "library") + " --movie A");
+  const pid_t ffmpeg =
+      Spawn(FfmpegCommand(dir_ / "pattern.ppm", 6) + " > " + (dir_ / "ffmpeg.out") + " 2>&1");
+  const auto playing = [&](const std::string& name) {
+    return testing::WaitFor([&] {
+      const nlohmann::json st = Status();
+      return st.is_object() && st.value("movie", "") == name && !st.contains("loading");
+    });
+  };
+  ASSERT_TRUE(testing::WaitFor([&] { return Live().value("pictures", 0) > 0; }));
+  EXPECT_EQ(Ctl("load cam").first, 0);
+  ASSERT_TRUE(playing("cam"));
+  const int64_t switched = Status()["tick"].get<int64_t>();
+  ASSERT_TRUE(testing::WaitFor([&] { return Status().value("tick", int64_t{0}) > switched + 30; }));
+  EXPECT_EQ(Ctl("load A").first, 0);
+  ASSERT_TRUE(playing("A"));
+  EXPECT_EQ(Reap(streamer), 0) << testing::FileText(dir_ / "streamer.out");
+  Reap(ffmpeg);
+  Stop(left, "left");
+  Stop(right, "right");
+  std::ifstream in(dir_ / "streamer.json");
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_LE(report["sync"]["skipped"].get<uint64_t>(),
+            report["aggregate"]["skipped_ticks"].get<uint64_t>())
+      << report["sync"].dump();
+  const auto shown = Shown();
+  for (uint32_t t = 0; t < 4; ++t) {
+    SCOPED_TRACE("tile " + std::to_string(t));
+    std::set<std::string> movie_frames;
+    for (uint64_t f = 0; f < kMovieFrames; ++f)
+      movie_frames.insert(testing::StoreFrameChecksum(movie, t, f));
+    // The runs: the movie, the source's quarter, the movie.
+    std::vector<int> runs;
+    for (const std::string& sum : shown[t]) {
+      const int kind = sum == quarters[t] ? 1 : movie_frames.count(sum) ? 0 : -1;
+      ASSERT_NE(kind, -1) << "a frame that is neither the movie's nor the source's: " << sum;
+      if (runs.empty() || runs.back() != kind) runs.push_back(kind);
+    }
+    EXPECT_EQ(runs, (std::vector<int>{0, 1, 0}));
   }
 }
 

@@ -72,6 +72,31 @@ TEST(WallConfig, LoadsTheReferenceWall) {
   EXPECT_NEAR(c->wall.tile_bits_per_second() * 15 / 1e9, 32.44, 0.01);
 }
 
+// Live sources (issue 44, docs/live.md): named as movies, each once, an
+// SDP file each, bars or fill.
+TEST(WallConfig, ReadsLiveSourcesAndNamesWhatIsWrongWithOne) {
+  auto c =
+      ParseWallConfig(std::string(kTwoTiles) +
+                          "[[live]]\nname = \"viz\"\nsdp = \"viz.sdp\"\n"
+                          "[[live]]\nname = \"cam-2\"\nsdp = \"/etc/cam.sdp\"\nfit = \"fill\"\n",
+                      "w.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->live.size(), 2u);
+  EXPECT_EQ(c->live[0].name, "viz");
+  EXPECT_EQ(c->live[0].fit, "bars");
+  EXPECT_EQ(c->live[1].sdp, "/etc/cam.sdp");
+  EXPECT_EQ(c->live[1].fit, "fill");
+  const std::string viz = "[[live]]\nname = \"viz\"\nsdp = \"a.sdp\"\n";
+  EXPECT_THAT(Error(std::string(kTwoTiles) + viz + viz), HasSubstr("'viz' names live[0] already"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[[live]]\nname = \"../x\"\nsdp = \"a.sdp\"\n"),
+              HasSubstr("live[0].name"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + "[[live]]\nname = \"viz\"\n"),
+              HasSubstr("live[0].sdp"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + viz + "fit = \"crop\"\n"),
+              HasSubstr("'crop' is not a fit"));
+  EXPECT_THAT(Error(std::string(kTwoTiles) + viz + "port = 5004\n"), HasSubstr("port"));
+}
+
 TEST(WallConfig, LoadsTheDemoAndTestWalls) {
   for (const char* name : {"demo-5x3.toml", "test-2x2.toml"}) {
     auto c = LoadWallConfig(kConfigs + name);
