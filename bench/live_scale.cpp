@@ -38,9 +38,10 @@ int main(int argc, char** argv) {
     if (a == "--pictures" && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::printf("usage: live_scale [--pictures N]  (default 20)\n"
-                  "Milliseconds per picture of a live source's conversion and scaling onto the "
-                  "reference wall's tiles, against a memcpy of a tile.\n");
+      std::printf(
+          "usage: live_scale [--pictures N]  (default 20)\n"
+          "Milliseconds per picture of a live source's conversion and scaling onto the "
+          "reference wall's tiles, against a memcpy of a tile.\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -65,8 +66,9 @@ int main(int argc, char** argv) {
   std::printf("memcpy of a 2560x1600 tile (reference): %.2f ms\n", memcpy_ms);
   std::printf("1920x1080 YCbCr 4:2:2 10-bit to RGB:     %.2f ms (%.1fx the reference)\n",
               convert_ms, convert_ms / memcpy_ms);
-  std::printf("its region scaled to a 2560x1600 tile:   %.2f ms (%.1fx the reference; %.0f "
-              "pictures a second per core)\n",
-              scale_ms, scale_ms / memcpy_ms, 1000 / scale_ms);
+  std::printf(
+      "its region scaled to a 2560x1600 tile:   %.2f ms (%.1fx the reference; %.0f "
+      "pictures a second per core)\n",
+      scale_ms, scale_ms / memcpy_ms, 1000 / scale_ms);
   return 0;
 }

@@ -120,6 +120,21 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
   return std::nullopt;
 }
 
+namespace {
+
+// Each --live NAME=SDP_FILE, a [[live]] more (validated with the config).
+Status AddLiveSources(const StreamerOptions& o, WallConfig* c) {
+  for (const std::string& live : o.live) {
+    const size_t eq = live.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == live.size())
+      return Status::InvalidArgument(fmt::format("--live {}: not NAME=SDP_FILE", Printable(live)));
+    c->live.push_back({live.substr(0, eq), live.substr(eq + 1), "bars"});
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Wall> ResolveWall(const StreamerOptions& o) {
   Wall w;
   std::optional<Layout> layout;
@@ -171,12 +186,7 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
   if (o.port_base > 0)
     c.stream.port_base = static_cast<uint16_t>(std::min<uint32_t>(o.port_base, 65535));
   if (!o.library_dir.empty()) c.library_path = o.library_dir;
-  for (const std::string& live : o.live) {
-    const size_t eq = live.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == live.size())
-      return Status::InvalidArgument(fmt::format("--live {}: not NAME=SDP_FILE", Printable(live)));
-    c.live.push_back({live.substr(0, eq), live.substr(eq + 1), "bars"});
-  }
+  TS_RETURN_IF_ERROR(AddLiveSources(o, &c));
   if (!o.config_path.empty() || o.fps > 0 || o.mtu > 0 || o.port_base > 0 || layout ||
       !o.retransmission.empty() || !o.live.empty())
     TS_RETURN_IF_ERROR(ValidateWallConfig(&c));
