@@ -136,12 +136,8 @@ class ReceiverTest : public ::testing::Test {
   // `wallctl COMMAND` against the streamer of this test: its exit code and
   // reply. popen, not Shell: it runs while Stream() runs.
   std::pair<int, std::string> Ctl(const std::string& command) {
-    std::string out;
-    FILE* f = popen((WALLCTL_PATH " --config " + config_ + " " + command + " 2>&1").c_str(), "r");
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-    const int rc = pclose(f);
-    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+    const auto r = testing::Capture(WALLCTL_PATH " --config " + config_ + " " + command);
+    return {r.exit_code, r.output};
   }
 
   // Frames the streamer sent for tile `name`, from its report: on a loaded

@@ -123,12 +123,8 @@ class LiveSource : public ::testing::Test {
   }
 
   std::pair<int, std::string> Ctl(const std::string& command) {
-    std::string out;
-    FILE* f = popen((WALLCTL_PATH " --config " + config_ + " " + command + " 2>&1").c_str(), "r");
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-    const int rc = pclose(f);
-    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+    const auto r = testing::Capture(WALLCTL_PATH " --config " + config_ + " " + command);
+    return {r.exit_code, r.output};
   }
   nlohmann::json Status() {
     const auto [rc, out] = Ctl("status");
@@ -161,7 +157,14 @@ class LiveSource : public ::testing::Test {
     EXPECT_EQ(Reap(pid), 0) << testing::FileText(dir_ / (node + ".out"));
   }
 
-  // Per tile, the checksums of the frames it showed, in the order shown.
+  // Once the streamer ended by itself, the receivers stopped: per tile,
+  // the checksums of the frames it showed, in the order shown.
+  std::vector<std::vector<std::string>> EndAndCollect(pid_t streamer, pid_t left, pid_t right) {
+    EXPECT_EQ(Reap(streamer), 0) << testing::FileText(dir_ / "streamer.out");
+    Stop(left, "left");
+    Stop(right, "right");
+    return Shown();
+  }
   std::vector<std::vector<std::string>> Shown() {
     std::vector<std::vector<std::string>> out(4);
     for (const std::string node : {"left", "right"}) {
@@ -259,10 +262,7 @@ TEST_F(LiveSource, AnFfmpegSourceOfTheWallsSizeIsCutPixelForPixelOntoEveryTile) 
   EXPECT_EQ(after["malformed"], 0) << after.dump();
   // Stopped: said so, and the tiles hold the last picture.
   EXPECT_TRUE(testing::WaitFor([&] { return Live().value("receiving", true) == false; }));
-  EXPECT_EQ(Reap(streamer), 0) << testing::FileText(dir_ / "streamer.out");
-  Stop(left, "left");
-  Stop(right, "right");
-  const auto shown = Shown();
+  const auto shown = EndAndCollect(streamer, left, right);
   for (uint32_t t = 0; t < 4; ++t) {
     SCOPED_TRACE("tile " + std::to_string(t));
     ExpectRuns(shown[t], {BlackTile(), quarters[t]});
@@ -289,10 +289,7 @@ TEST_F(LiveSource, ASourceThatChangesItsSizeIsScaledAgainFromItsNewSdp) {
   sent = Ffmpeg(dir_ / "small.ppm", 2);
   ASSERT_EQ(sent.exit_code, 0) << sent.output;
   EXPECT_EQ(Live()["restarts"], 1);
-  EXPECT_EQ(Reap(streamer), 0) << testing::FileText(dir_ / "streamer.out");
-  Stop(left, "left");
-  Stop(right, "right");
-  const auto shown = Shown();
+  const auto shown = EndAndCollect(streamer, left, right);
   for (uint32_t t = 0; t < 4; ++t) {
     SCOPED_TRACE("tile " + std::to_string(t));
     ExpectRuns(shown[t], {BlackTile(), quarters[t], uniform});
@@ -336,16 +333,13 @@ TEST_F(LiveSource, TheWallSwitchesFromAMovieToTheLiveSourceAndBackWithNoTickSkip
   ASSERT_TRUE(testing::WaitFor([&] { return Status().value("tick", int64_t{0}) > switched + 30; }));
   EXPECT_EQ(Ctl("load A").first, 0);
   ASSERT_TRUE(playing("A"));
-  EXPECT_EQ(Reap(streamer), 0) << testing::FileText(dir_ / "streamer.out");
+  const auto shown = EndAndCollect(streamer, left, right);
   Reap(ffmpeg);
-  Stop(left, "left");
-  Stop(right, "right");
   std::ifstream in(dir_ / "streamer.json");
   const auto report = nlohmann::json::parse(in);
   EXPECT_LE(report["sync"]["skipped"].get<uint64_t>(),
             report["aggregate"]["skipped_ticks"].get<uint64_t>())
       << report["sync"].dump();
-  const auto shown = Shown();
   for (uint32_t t = 0; t < 4; ++t) {
     SCOPED_TRACE("tile " + std::to_string(t));
     std::set<std::string> movie_frames;

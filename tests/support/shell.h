@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,18 @@ inline ProcessResult Shell(const std::string& command, const TempDir& dir) {
   s << in.rdbuf();
   std::filesystem::remove(out);
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, s.str()};
+}
+
+// `command` through popen, while the test goes on running other programs
+// (Shell waits for a file): its exit code, and its stdout + stderr.
+inline ProcessResult Capture(const std::string& command) {
+  std::string out;
+  FILE* f = popen((command + " 2>&1").c_str(), "r");
+  if (!f) return {-1, ""};
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  const int rc = pclose(f);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
 }
 
 }  // namespace tilestream::testing
