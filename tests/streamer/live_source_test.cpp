@@ -73,7 +73,11 @@ class LiveSource : public ::testing::Test {
                            << ports_[0] << ", " << ports_[2]
                            << "]\n[[node]]\nname = \"right\"\naddress = \"127.0.0.1\"\n"
                               "tiles = [\"r0c1\", \"r1c1\"]\nports = ["
-                           << ports_[1] << ", " << ports_[3] << "]\n";
+                           << ports_[1] << ", "
+                           << ports_[3]
+                           // The loaded live tests' deadline: a receiver starved by the
+                           // machine for 100 ms is not left out.
+                           << "]\n[sync]\ndeadline_ms = 500\n";
     // As ffmpeg's RTP muxer writes it for -pix_fmt rgb24.
     std::ofstream(dir_ / "cam.sdp") << "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=No Name\nc=IN IP4 "
                                        "127.0.0.1\nt=0 0\nm=video "
