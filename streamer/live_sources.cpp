@@ -100,7 +100,11 @@ Status LiveSource::Receive(TileStreamDescription sdp) {
     return Status::IoError(fmt::format("live source {}: port {}: {}", settings_.name, sdp_.port,
                                        receiver.status().message()));
   receiver_ = std::move(receiver).value();
-  stop_ = false;
+  {
+    std::lock_guard lock(mu_);  // the converter before was joined: this one starts afresh
+    stop_ = false;
+    complete_ = false;
+  }
   converter_ = std::thread([this] { Convert(); });
   receiver_->Start();
   return Status::Ok();
