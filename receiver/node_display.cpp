@@ -76,16 +76,17 @@ void NodeDisplay::Show() {
   for (auto& r : renderers_) r->Present();
 }
 
+std::string NodeDisplay::ScreenshotFile(const std::string& path, size_t i, size_t count) {
+  if (count == 1) return path;
+  const std::filesystem::path p(path);
+  return (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), i, p.extension().string()))
+      .string();
+}
+
 Status NodeDisplay::Screenshot(const std::string& path) {
   for (size_t i = 0; i < renderers_.size(); ++i) {
     renderers_[i]->Draw();
-    std::string file = path;
-    if (renderers_.size() > 1) {
-      const std::filesystem::path p(path);
-      file =
-          (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), i, p.extension().string()))
-              .string();
-    }
+    const std::string file = ScreenshotFile(path, i, renderers_.size());
     const Renderer& r = *renderers_[i];
     TS_RETURN_IF_ERROR(WritePpm(file, static_cast<uint32_t>(r.width()),
                                 static_cast<uint32_t>(r.height()), r.ReadPixels()));

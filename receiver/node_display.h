@@ -42,6 +42,9 @@ class NodeDisplay {
   // path with "-N" before the extension for window N.
   Status Screenshot(const std::string& path);
   std::string Describe() const { return description_; }
+  // The file of picture i of `count` saved at `path`: path itself for one,
+  // else "-N" before the extension.
+  static std::string ScreenshotFile(const std::string& path, size_t i, size_t count);
 
  private:
   struct Place {

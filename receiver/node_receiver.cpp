@@ -9,6 +9,7 @@
 
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
+#include "common/image/ppm.h"
 #include "receiver/node_metrics.h"
 #include "receiver/node_report.h"
 #include "receiver/node_setup.h"
@@ -48,6 +49,23 @@ void PrintFinal(const NodeFinal& f, const std::string& json_path) {
   if (!out) spdlog::error("cannot write {}", json_path);
 }
 
+// Headless, the pictures are the tiles' frames as last shown (or, without
+// the swap sync, the newest complete ones), named as a display's windows.
+Status SaveTiles(const WallConfig& c, NodeParts& p, const Presenter& presenter,
+                 const std::string& path) {
+  for (size_t k = 0; k < p.tiles.size(); ++k) {
+    const std::byte* pixels = presenter.shown(k);
+    if (!p.sync)
+      if (auto f = p.tiles[k]->TakeReady()) pixels = f->pixels;
+    const std::string name = TileId::FromIndex(p.indices[k], c.wall.layout).Name();
+    if (!pixels) return Status::NotFound(fmt::format("tile {}: no frame shown to save", name));
+    const TileGeometry& g = c.wall.tile;
+    TS_RETURN_IF_ERROR(WritePpm(NodeDisplay::ScreenshotFile(path, k, p.tiles.size()), g.width,
+                                g.height, std::span(pixels, g.frame_bytes())));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
@@ -77,9 +95,10 @@ int RunNodeReceiver(const WallConfig& c, const NodeReceiverOptions& o,
     reporter.Report(elapsed_s(), presenter.counts(), &presenter);
     if (*metrics) (*metrics)->SetShown(presenter.counts(), reporter.fps());
   }
-  if (parts.display && !o.screenshot.empty()) {
-    if (const Status s = parts.display->Screenshot(o.screenshot); !s.ok())
-      spdlog::error("screenshot: {}", s.message());
+  if (!o.screenshot.empty()) {
+    const Status s = parts.display ? parts.display->Screenshot(o.screenshot)
+                                   : SaveTiles(c, parts, presenter, o.screenshot);
+    if (!s.ok()) spdlog::error("screenshot: {}", s.message());
   }
   for (auto& t : parts.tiles) t->Stop();
   PrintFinal(Collect(c, parts, presenter, elapsed_s()), o.json_path);

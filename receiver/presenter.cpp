@@ -23,6 +23,7 @@ Presenter::Presenter(NodeParts* parts, bool overlay, int sync_priority)
       overlay_(overlay),
       overlay_text_(parts->tiles.size()),
       got_(parts->tiles.size()),
+      shown_(parts->tiles.size(), nullptr),
       last_draw_ns_(MonotonicNs()) {
   if (p_.sync && sync_priority > 0) RaisePriority(sync_priority);
 }
@@ -110,10 +111,12 @@ void Presenter::Present(const SyncEvent& e) {
     auto f = p_.tiles[i]->TakeFrame(e.timestamp, partial);
     got_[i] = f.has_value();
     any = any || got_[i];
-    if (!got_[i])
+    if (!got_[i]) {
       ++counts_.missing;
-    else if (p_.display)
-      p_.display->Upload(i, f->pixels);
+      continue;
+    }
+    shown_[i] = f->pixels;
+    if (p_.display) p_.display->Upload(i, f->pixels);
   }
   if (!any) return;
   counts_.last_tick = e.tick;
@@ -146,6 +149,7 @@ void Presenter::ShowNewFrames() {
   bool fresh = false;
   for (size_t i = 0; i < p_.tiles.size(); ++i) {
     if (auto f = p_.tiles[i]->TakeReady()) {
+      shown_[i] = f->pixels;
       p_.display->Upload(i, f->pixels);
       fresh = true;
     }

@@ -55,6 +55,9 @@ class Presenter {
   void SetOverlayText(size_t k, std::string text);
 
   const PresentCounts& counts() const { return counts_; }
+  // Tile k's pixels as last shown (valid until the presenter's next turn);
+  // null before its first frame.
+  const std::byte* shown(size_t k) const { return shown_[k]; }
 
  private:
   void RaisePriority(int priority);
@@ -75,6 +78,7 @@ class Presenter {
   static constexpr int64_t kSleepAheadNs = 2'000'000;
   PresentSchedule schedule_;  // the decisions waiting for their moment
   std::vector<bool> got_;
+  std::vector<const std::byte*> shown_;
   int64_t last_draw_ns_ = 0;
   PresentCounts counts_;
   std::optional<RealTimeBudget> priority_;  // with swap sync, where permitted
