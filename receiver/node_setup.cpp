@@ -23,10 +23,10 @@ int FindNode(const WallConfig& c, const std::string& name, NodeParts* p) {
   return 2;
 }
 
-int OpenFrameLog(const std::string& path, NodeParts* p) {
+int OpenLog(const std::string& path, std::unique_ptr<std::FILE, int (*)(std::FILE*)>* log) {
   if (path.empty()) return 0;
-  p->frame_log.reset(std::fopen(path.c_str(), "w"));
-  if (p->frame_log) return 0;
+  log->reset(std::fopen(path.c_str(), "w"));
+  if (*log) return 0;
   spdlog::error("cannot write {}", path);
   return 2;
 }
@@ -132,7 +132,8 @@ int OpenDisplay(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p)
 
 int SetUpNode(const WallConfig& c, const NodeReceiverOptions& o, NodeParts* p) {
   int code = FindNode(c, o.node, p);
-  if (code == 0) code = OpenFrameLog(o.frame_log, p);
+  if (code == 0) code = OpenLog(o.frame_log, &p->frame_log);
+  if (code == 0) code = OpenLog(o.present_log, &p->present_log);
   if (code == 0) code = MakeSyncClient(c, o, p);
   if (code == 0) code = OpenTiles(c, o, p);
   if (code == 0) code = OpenDisplay(c, o, p);

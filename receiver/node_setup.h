@@ -24,6 +24,8 @@ struct NodeParts {
   uint32_t node_index = 0;
   std::mutex frame_log_mu;  // the tile threads write the log under it
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> frame_log{nullptr, &std::fclose};
+  // Written by the presenter alone.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> present_log{nullptr, &std::fclose};
   std::unique_ptr<SyncClient> sync;  // null without swap sync
   std::vector<std::unique_ptr<TileReceiver>> tiles;
   std::vector<uint32_t> indices;         // the wall's index of tiles[i]

@@ -1,5 +1,6 @@
 #include "receiver/presenter.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <time.h>
 
@@ -126,8 +127,12 @@ void Presenter::Present(const SyncEvent& e) {
     ++counts_.window_updates;
   }
   const int64_t now = RealtimeNs();
-  for (size_t i = 0; i < p_.tiles.size(); ++i)
-    if (got_[i]) p_.sync->ReportShown(p_.indices[i], e.timestamp, now);
+  for (size_t i = 0; i < p_.tiles.size(); ++i) {
+    if (!got_[i]) continue;
+    p_.sync->ReportShown(p_.indices[i], e.timestamp, now);
+    if (p_.present_log) fmt::print(p_.present_log.get(), "{} {} {}\n", p_.indices[i], e.timestamp, now);
+  }
+  if (p_.present_log) std::fflush(p_.present_log.get());
 }
 
 bool Presenter::HandleWindowEvents() {

@@ -56,6 +56,9 @@ void AddRunFlags(CLI::App* app, ReceiverFlags* f, Choices* c) {
   app->add_option("--duration", o.duration_s,
                   "Stop after this many seconds (default: until Ctrl-C)");
   app->add_option("--json", o.json_path, "Write the final report as JSON to this file");
+  app->add_option("--present-log", o.present_log,
+                  "With the swap sync: write 'tile timestamp realtime_ns' for every tile frame "
+                  "shown, when it was shown (bench/live_latency.sh)");
   app->add_option("--frame-log", o.frame_log,
                   "Write 'tile timestamp checksum' for every complete frame");
   app->add_flag("--partial", o.show_partial,

@@ -49,10 +49,16 @@ void Coordinator::StatusFields(nlohmann::json* out) const {
 bool Coordinator::StartHttp() {
   WallEndpoints wall;
   wall.command = [this](std::string_view line) { return commands_.Handle(line); };
-  wall.metrics = [this] { return WallMetrics(StatusView(), playback_ ? &*playback_ : nullptr); };
+  wall.metrics = [this] {
+    nlohmann::json movies;
+    movies_.AddStatus(&movies);
+    return WallMetrics(StatusView(), playback_ ? &*playback_ : nullptr,
+                       movies.contains("live") ? &movies["live"] : nullptr);
+  };
   wall.wall_picture = [this] { return thumbnails_.Wall(); };
   wall.tile_picture = [this](std::string_view tile) { return thumbnails_.Tile(tile); };
   if (movies_.has_movies()) wall.movies = movies_.Lister();
+  wall.live_picture = movies_.LivePicture();
   auto http = HttpApi::Start(c_, std::move(wall));
   if (!http.ok()) {
     spdlog::error("{}", http.status().message());

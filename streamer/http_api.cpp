@@ -124,9 +124,17 @@ HttpReply HttpApi::Picture(std::function<std::optional<Image>()> take) {
 }
 
 HttpReply HttpApi::Poster(std::string_view rest) {
-  if (library_.empty()) return HttpReply::Error(404, "no movie library");
   if (!rest.ends_with(".png")) return HttpReply::Error(404, "expected /api/movies/NAME.png");
   const std::string name(rest.substr(0, rest.size() - 4));
+  if (wall_.live_picture) {
+    if (std::optional<Image> live = wall_.live_picture(name)) {
+      if (live->width == 0) return HttpReply::Error(404, "no picture yet");
+      auto png = EncodePng(live->width, live->height, live->rgb);
+      if (!png.ok()) return HttpReply::Error(500, png.status().message());
+      return {200, "image/png", std::move(png).value()};
+    }
+  }
+  if (library_.empty()) return HttpReply::Error(404, "no movie library");
   std::error_code ec;
   const auto made =
       std::filesystem::last_write_time(std::filesystem::path(library_) / name / kManifestName, ec);

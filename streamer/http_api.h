@@ -41,6 +41,9 @@ struct WallEndpoints {
   std::function<std::optional<Image>(std::string_view tile)> tile_picture;
   // GET /api/movies; unset: the library of the config, as this host sees it.
   ControlCommands::MovieList movies;
+  // A live source's newest picture as a thumbnail (width 0: none yet);
+  // nothing when `name` is no live source. GET /api/movies/NAME.png.
+  std::function<std::optional<Image>(std::string_view name)> live_picture;
 };
 
 class HttpApi {

@@ -5,12 +5,17 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "common/base/clock.h"
 #include "common/base/json_text.h"
+#include "common/image/bitmap_font.h"
+#include "common/image/slate.h"
+#include "common/image/thumbnail.h"
 #include "common/live/live_tile_frames.h"
 #include "common/live/to_rgb.h"
 
@@ -21,7 +26,7 @@ namespace {
 // The source's stream as the receiver's stream receiver takes it: its
 // payload type, its SSRC where the SDP names one (else the first sender's),
 // NACKs where it offers RTX, frames handed on whole only.
-TileReceiverOptions ReceiverOptions(const TileStreamDescription& d) {
+TileReceiverOptions ReceiverOptions(const TileStreamDescription& d, const std::string& interface) {
   TileReceiverOptions o;
   o.assembler.tile = d.tile;
   o.assembler.payload_type = d.payload_type;
@@ -33,7 +38,9 @@ TileReceiverOptions ReceiverOptions(const TileStreamDescription& d) {
     o.assembler.loss.window_ns = int64_t{d.rtx_time_ms > 0 ? d.rtx_time_ms : 100} * 1'000'000;
     o.assembler.repair_frames = 2;
   }
+  // A unicast address is ours; a multicast group is joined on `interface`.
   o.socket.bind_address = d.destination_address.empty() ? "0.0.0.0" : d.destination_address;
+  o.socket.multicast_interface = interface;
   o.socket.port = d.port;
   o.socket.receive_buffer = std::max<size_t>(size_t{64} << 20, 4 * d.tile.frame_bytes());
   return o;
@@ -65,20 +72,28 @@ Result<TileStreamDescription> ReadSourceSdp(const LiveSourceSettings& settings) 
 }  // namespace
 
 Result<std::unique_ptr<LiveSource>> LiveSource::Start(const LiveSourceSettings& settings,
-                                                      const std::string& ring_path) {
+                                                      const std::string& ring_path,
+                                                      double wall_fps,
+                                                      std::shared_ptr<const Image> slate) {
   const int64_t mtime = ModifiedNs(settings.sdp);
   auto sdp = ReadSourceSdp(settings);
   if (!sdp.ok()) return sdp.status();
   auto ring = PictureRing::Create(ring_path);
   if (!ring.ok()) return ring.status();
-  std::unique_ptr<LiveSource> s(new LiveSource(settings, std::move(ring).value()));
+  std::unique_ptr<LiveSource> s(
+      new LiveSource(settings, std::move(ring).value(), wall_fps, std::move(slate)));
   s->sdp_mtime_ns_ = mtime;
   if (Status st = s->Receive(std::move(sdp).value()); !st.ok()) return st;
   return s;
 }
 
-LiveSource::LiveSource(LiveSourceSettings settings, PictureRing ring)
-    : settings_(std::move(settings)), ring_(std::move(ring)) {}
+LiveSource::LiveSource(LiveSourceSettings settings, PictureRing ring, double wall_fps,
+                       std::shared_ptr<const Image> slate)
+    : settings_(std::move(settings)),
+      ring_(std::move(ring)),
+      min_spacing_ns_(static_cast<int64_t>(0.5e9 / wall_fps)),
+      started_ns_(MonotonicNs()),
+      slate_(std::move(slate)) {}
 
 LiveSource::~LiveSource() { StopReceiving(); }
 
@@ -87,7 +102,7 @@ Status LiveSource::Receive(TileStreamDescription sdp) {
   std::lock_guard state(state_mu_);
   sdp_ = std::move(sdp);
   colorimetry_ = ParseColorimetry(sdp_.colorimetry).value_or(Colorimetry::kBt709);
-  TileReceiverOptions o = ReceiverOptions(sdp_);
+  TileReceiverOptions o = ReceiverOptions(sdp_, settings_.interface);
   o.on_complete = [this](uint32_t, uint32_t) {
     {
       std::lock_guard lock(mu_);
@@ -150,25 +165,92 @@ void LiveSource::Refresh() {
                SamplingName(sdp_.tile.sampling), sdp_.port);
 }
 
-// Each whole frame, once, into the ring's next slot as RGB; a frame that
-// came while the one before was converted replaces it (the newest counts).
+// Each whole frame, once, into the ring's next slot as RGB; frames that
+// came while the one before was converted, or sooner than min_spacing_ns_
+// after it, are coalesced into the newest (a source faster than the wall
+// costs no more than two pictures a tick). The slate when it is due.
 void LiveSource::Convert() {
   for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [this] { return complete_ || stop_; });
-      if (stop_) return;
-      complete_ = false;
+    if (WaitForFrame()) {
+      ConvertNewest();
+      continue;
     }
-    const std::optional<ReadyFrame> frame = receiver_->TakeReady();
-    if (!frame || !frame->complete) continue;
-    const int64_t now = MonotonicNs();
-    std::byte* slot = ring_.BeginPicture(sdp_.tile.width, sdp_.tile.height);
-    PictureToRgb(frame->pixels, sdp_.tile, colorimetry_, slot);
-    ring_.Publish(now, frame->timestamp);
-    last_picture_ns_.store(now, std::memory_order_relaxed);
-    pictures_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+    }
+    ShowSlate();
   }
+}
+
+bool LiveSource::WaitForFrame() {
+  std::unique_lock lock(mu_);
+  // Whole hours at most: a hold of "for ever" is a wait that ends.
+  const int64_t due = std::min(SlateDueNs() - MonotonicNs(), int64_t{3600} * kNsPerSecond);
+  if (!wake_.wait_for(lock, std::chrono::nanoseconds(std::max<int64_t>(due, 0)),
+                      [this] { return complete_ || stop_; }))
+    return false;  // the slate is due (or not yet: the next turn waits again)
+  if (stop_) return false;
+  const int64_t early = last_convert_ns_ + min_spacing_ns_ - MonotonicNs();
+  if (early > 0 && wake_.wait_for(lock, std::chrono::nanoseconds(early), [this] { return stop_; }))
+    return false;
+  complete_ = false;
+  return true;
+}
+
+void LiveSource::ConvertNewest() {
+  const std::optional<ReadyFrame> frame = receiver_->TakeReady();
+  if (!frame || !frame->complete) return;
+  const int64_t now = MonotonicNs();
+  std::byte* slot = ring_.BeginPicture(sdp_.tile.width, sdp_.tile.height);
+  PictureToRgb(frame->pixels, sdp_.tile, colorimetry_, slot);
+  ring_.Publish(now, frame->timestamp);
+  last_convert_ns_ = now;
+  last_picture_ns_.store(now, std::memory_order_relaxed);
+  pictures_.fetch_add(1, std::memory_order_relaxed);
+  slate_shown_.store(false, std::memory_order_relaxed);
+}
+
+int64_t LiveSource::SlateDueNs() const {
+  if (slate_shown_.load(std::memory_order_relaxed)) return kNever;
+  const int64_t last = last_picture_ns_.load(std::memory_order_relaxed);
+  return (last != 0 ? last : started_ns_) + static_cast<int64_t>(settings_.hold_s * 1e9);
+}
+
+// The wall's slate as it is (the tiles scale it as they scale the source),
+// or a black picture of the source's size saying whose signal is missing.
+void LiveSource::ShowSlate() {
+  if (MonotonicNs() < SlateDueNs()) return;  // woken early: not yet
+  if (slate_) {
+    std::byte* slot = ring_.BeginPicture(slate_->width, slate_->height);
+    std::memcpy(slot, slate_->rgb.data(), slate_->rgb.size());
+  } else {
+    const uint32_t w = sdp_.tile.width, h = sdp_.tile.height;
+    std::byte* slot = ring_.BeginPicture(w, h);
+    const std::span<std::byte> rgb(slot, size_t{w} * h * 3);
+    std::memset(slot, 0, rgb.size());
+    const std::string text = settings_.name + ": NO SIGNAL";
+    const uint32_t scale =
+        std::max<uint32_t>(1, std::min(h / TextHeight(12), w / (TextWidth(text, 1) + 2)));
+    DrawText(rgb, w, h, (w - std::min(w, TextWidth(text, scale))) / 2,
+             (h - std::min(h, TextHeight(scale))) / 2, text, scale);
+  }
+  ring_.Publish(MonotonicNs(), 0);
+  slate_shown_.store(true, std::memory_order_relaxed);
+  spdlog::warn("live source {}: no picture for {:g} s: the wall shows the slate", settings_.name,
+               settings_.hold_s);
+}
+
+Image LiveSource::Thumbnail() const {
+  for (int attempt = 0; attempt < 3; ++attempt) {  // torn by the writer: the next newest
+    const std::optional<RingPicture> p = ring_.Find(ring_.newest());
+    if (!p) return {};
+    const ThumbnailSize size = ThumbnailOf(p->width, p->height);
+    Image image{size.width, size.height, std::vector<std::byte>(size.bytes())};
+    MakeThumbnail(p->pixels, p->width, p->height, size, image.rgb.data());
+    if (ring_.Intact(*p)) return image;
+  }
+  return {};
 }
 
 std::string LiveSource::movie_dir() const { return LiveMovieDir({settings_.name, ring_.path()}); }
@@ -190,6 +272,12 @@ void LiveSource::Describe(int64_t now_ns, nlohmann::json* out) const {
   (*out)["fit"] = settings_.fit;
   (*out)["port"] = sdp_.port;
   (*out)["receiving"] = !stopped(now_ns);
+  const int64_t last = last_picture_ns_.load(std::memory_order_relaxed);
+  if (stopped(now_ns))  // since its last picture, or since the wall started
+    (*out)["silent_s"] = std::round((now_ns - (last != 0 ? last : started_ns_)) / 1e8) / 10;
+  (*out)["slate"] = slate_shown_.load(std::memory_order_relaxed);
+  (*out)["hold_s"] = settings_.hold_s;
+  (*out)["frames"] = a.frames_complete;  // whole frames received; pictures: those converted
   (*out)["pictures"] = pictures_.load(std::memory_order_relaxed);
   (*out)["incomplete"] = a.frames_incomplete;
   (*out)["wrong_size"] = a.frames_wrong_geometry;
@@ -202,10 +290,26 @@ void LiveSource::Describe(int64_t now_ns, nlohmann::json* out) const {
   (*out)["restarts"] = restarts_;
 }
 
+// The wall's slate for a source that stopped: the picture as it is, where
+// a ring's slot holds it.
+std::shared_ptr<const Image> LiveSlate(const WallConfig& c) {
+  if (c.slate_path.empty() || c.live.empty()) return nullptr;
+  auto image = ReadSlate(c.slate_path);
+  if (image.ok() && (image->width > kMaxPictureWidth || image->height > kMaxPictureHeight))
+    image = Status::InvalidArgument(fmt::format("{}x{} is larger than a live picture's {}x{}",
+                                                image->width, image->height, kMaxPictureWidth,
+                                                kMaxPictureHeight));
+  if (image.ok()) return std::make_shared<const Image>(std::move(image).value());
+  spdlog::warn("live sources: the slate {}: {}; a source that stops shows its name on black",
+               c.slate_path, image.status().message());
+  return nullptr;
+}
+
 Status LiveSources::Start(const WallConfig& c, int job) {
+  const std::shared_ptr<const Image> slate = LiveSlate(c);
   for (const LiveSourceSettings& l : c.live) {
     const std::string ring = fmt::format("/dev/shm/tilestream-{}-{}", job, l.name);
-    auto s = LiveSource::Start(l, ring);
+    auto s = LiveSource::Start(l, ring, c.wall.fps, slate);
     if (!s.ok()) return s.status();
     spdlog::info("live source {}: receiving what {} describes", l.name, l.sdp);
     sources_.push_back(std::move(s).value());

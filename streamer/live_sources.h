@@ -9,8 +9,11 @@
 //
 // What goes wrong is counted and said in `status`, never fatal to the
 // wall: strangers' packets and garbage (the assembler's counters), a
-// source that stopped (no picture for a second: the wall holds the last),
-// a source of another size than its SDP said (frames_wrong_geometry).
+// source that stopped (no picture for a second: the wall holds the last,
+// and shows the slate after `hold_s`), a source of another size than its
+// SDP said (frames_wrong_geometry), one that sends faster than the wall
+// can show (no more than two pictures a tick are converted; the frames
+// between are coalesced, counted).
 #pragma once
 
 #include <atomic>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/image/ppm.h"
 #include "common/image/ycbcr.h"
 #include "common/live/picture_ring.h"
 #include "common/receive/tile_receiver.h"
@@ -34,9 +38,12 @@ namespace tilestream {
 
 class LiveSource {
  public:
-  // Receives `settings`' stream into a ring at `ring_path`.
+  // Receives `settings`' stream into a ring at `ring_path`, for a wall
+  // ticking `wall_fps` times a second; `slate`: the picture shown after
+  // hold_s without a picture (null: a black one naming the source).
   static Result<std::unique_ptr<LiveSource>> Start(const LiveSourceSettings& settings,
-                                                   const std::string& ring_path);
+                                                   const std::string& ring_path, double wall_fps,
+                                                   std::shared_ptr<const Image> slate);
   ~LiveSource();
 
   const std::string& name() const { return settings_.name; }
@@ -48,6 +55,9 @@ class LiveSource {
   bool stopped(int64_t now_ns) const;
   // Its listing's and status's fields.
   void Describe(int64_t now_ns, nlohmann::json* out) const;
+  // The newest picture, a thumbnail (common/image/thumbnail.h) for the
+  // panel's card; width 0 before the first. From any thread.
+  Image Thumbnail() const;
   // On LiveSources' watching thread, once a second: an SDP file rewritten with another stream (a
   // source restarted at another size or format, a new port) is received as it says from now on; the
   // tiles plan their scaling again at its first picture. A file that no longer parses leaves the
@@ -55,13 +65,23 @@ class LiveSource {
   void Refresh();
 
   static constexpr int64_t kStoppedNs = 1'000'000'000;
+  static constexpr int64_t kNever = INT64_MAX;
 
  private:
-  LiveSource(LiveSourceSettings settings, PictureRing ring);
+  LiveSource(LiveSourceSettings settings, PictureRing ring, double wall_fps,
+             std::shared_ptr<const Image> slate);
   // Receives the stream `sdp` describes; stops what received before.
   Status Receive(TileStreamDescription sdp);
   void StopReceiving();
-  void Convert();  // the converting thread
+  // The converting thread: each whole frame into the ring (no sooner than
+  // min_spacing_ns_ after the one before), or the slate when it is due.
+  void Convert();
+  // Waits for a whole frame (true) or for the slate to be due (false);
+  // stop_ set: returns false too.
+  bool WaitForFrame();
+  void ConvertNewest();
+  void ShowSlate();
+  int64_t SlateDueNs() const;  // MonotonicNs; kNever when shown or held for ever
 
   LiveSourceSettings settings_;
   TileStreamDescription sdp_;
@@ -78,13 +98,20 @@ class LiveSource {
   std::atomic<int64_t> last_picture_ns_{0};
   std::atomic<uint64_t> pictures_{0};
   uint64_t restarts_ = 0;  // SDP changes taken
+  // Converting thread only, but slate_shown_ (status reads it).
+  const int64_t min_spacing_ns_;  // half the wall's frame interval
+  const int64_t started_ns_;      // the hold counts from here before a first picture
+  std::shared_ptr<const Image> slate_;
+  int64_t last_convert_ns_ = 0;
+  std::atomic<bool> slate_shown_{false};
 };
 
 class LiveSources {
  public:
   ~LiveSources();
   // Every live source of `c`, their rings named for this job (`job`: the
-  // coordinator's pid). Fails naming the first that cannot start.
+  // coordinator's pid). Fails naming the first that cannot start; a slate
+  // that cannot be read is said, and the sources show their own.
   Status Start(const WallConfig& c, int job);
   const LiveSource* Find(const std::string& name) const;
   bool empty() const { return sources_.empty(); }

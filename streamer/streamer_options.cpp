@@ -128,7 +128,9 @@ Status AddLiveSources(const StreamerOptions& o, WallConfig* c) {
     const size_t eq = live.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == live.size())
       return Status::InvalidArgument(fmt::format("--live {}: not NAME=SDP_FILE", Printable(live)));
-    c->live.push_back({live.substr(0, eq), live.substr(eq + 1), "bars"});
+    LiveSourceSettings& l = c->live.emplace_back();
+    l.name = live.substr(0, eq);
+    l.sdp = live.substr(eq + 1);
   }
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "common/base/metrics_text.h"
 
@@ -181,9 +182,47 @@ void PlaybackMetrics(const Playback* p, MetricsText* m) {
   m->Sample({}, p ? p->speed() : 0.0);
 }
 
+// Per live source, from its status entry.
+void LiveMetrics(const nlohmann::json& live, MetricsText* m) {
+  struct Field {
+    const char* key;
+    const char* name;
+    const char* type;
+    const char* help;
+  };
+  static constexpr Field kFields[] = {
+      {"receiving", "tilestream_live_receiving", "gauge", "1 while pictures come (one a second)"},
+      {"slate", "tilestream_live_slate", "gauge", "1 while the slate stands for a stopped source"},
+      {"frames", "tilestream_live_frames_total", "counter", "whole frames received"},
+      {"pictures", "tilestream_live_pictures_total", "counter",
+       "pictures converted for the tiles (frames faster than the wall coalesce)"},
+      {"incomplete", "tilestream_live_frames_incomplete_total", "counter",
+       "frames not received whole"},
+      {"lost", "tilestream_live_lost_packets_total", "counter", "packets never received"},
+      {"recovered", "tilestream_live_recovered_packets_total", "counter",
+       "packets received again after a NACK"},
+      {"strangers", "tilestream_live_stranger_packets_total", "counter",
+       "packets of another SSRC, source or payload type"},
+      {"malformed", "tilestream_live_malformed_packets_total", "counter",
+       "packets that are not RTP/RFC 4175 of the stream's geometry"},
+      {"kernel_drops", "tilestream_live_kernel_drops_total", "counter",
+       "datagrams the kernel dropped: the socket's buffer was full"},
+  };
+  for (const Field& f : kFields) {
+    m->Family(f.name, f.type, f.help);
+    for (const nlohmann::json& s : live) {
+      const nlohmann::json* v = s.contains(f.key) ? &s[f.key] : nullptr;
+      if (!v) continue;
+      const uint64_t value = v->is_boolean() ? uint64_t{v->get<bool>()} : v->get<uint64_t>();
+      m->Sample({{"source", s.value("name", "")}}, value);
+    }
+  }
+}
+
 }  // namespace
 
-std::string WallMetrics(const WallStatusView& v, const Playback* playback) {
+std::string WallMetrics(const WallStatusView& v, const Playback* playback,
+                        const nlohmann::json* live) {
   MetricsText m;
   TileCounters(v, &m);
   RefusalCounters(v, &m);
@@ -191,6 +230,7 @@ std::string WallMetrics(const WallStatusView& v, const Playback* playback) {
   ReceiverGauges(v, &m);
   SyncMetrics(v, &m);
   PlaybackMetrics(playback, &m);
+  if (live && live->is_array()) LiveMetrics(*live, &m);
   return m.text();
 }
 

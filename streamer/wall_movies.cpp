@@ -41,6 +41,14 @@ Result<MovieLoads::Movie> WallMovies::Loadable(const std::string& name, uint64_t
   return MovieLoads::Movie{name, live->movie_dir(), kLiveFrames};
 }
 
+std::function<std::optional<Image>(std::string_view name)> WallMovies::LivePicture() const {
+  return [this](std::string_view name) -> std::optional<Image> {
+    const LiveSource* s = live_.Find(std::string(name));
+    if (!s) return std::nullopt;
+    return s->Thumbnail();
+  };
+}
+
 ControlCommands::MovieList WallMovies::Lister() const {
   const ControlCommands::MovieList library =
       c_.library_path.empty() ? nullptr : LibraryLister(c_, &presence_);

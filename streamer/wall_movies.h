@@ -40,6 +40,8 @@ class WallMovies {
   Result<MovieLoads::Movie> Loadable(const std::string& name, uint64_t frame) const;
   // `movies`: the library's listing (if any) and the live sources.
   ControlCommands::MovieList Lister() const;
+  // A live source's thumbnail, for the HTTP workers (HttpApi's live_picture).
+  std::function<std::optional<Image>(std::string_view name)> LivePicture() const;
   bool has_movies() const { return !c_.library_path.empty() || !live_.empty(); }
   // The frame tick's message names for the playback's frame `frame`: a
   // live source's newest picture while it plays (the same picture while

@@ -1,6 +1,9 @@
 // The GRO receiver of udp_socket.h: batches of coalesced datagrams by
 // recvmmsg, the kernel's drops and queue read from the socket.
+#include <arpa/inet.h>
 #include <linux/sock_diag.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <netinet/udp.h>
 #include <unistd.h>
 
@@ -15,6 +18,40 @@
 #endif
 
 namespace tilestream {
+namespace {
+
+// Joins the group `group` names, if it is one, on `interface`: a NIC's
+// name, or (IPv4) its address; empty: the routing table's choice.
+Status JoinGroup(int fd, const SocketAddress& group, const std::string& interface) {
+  const std::string what = "join multicast group " + group.ToString() + " on " +
+                           (interface.empty() ? std::string("the routed interface") : interface);
+  const unsigned index = interface.empty() ? 0 : if_nametoindex(interface.c_str());
+  if (group.storage.ss_family == AF_INET) {
+    const auto& g = reinterpret_cast<const sockaddr_in&>(group.storage);
+    if (!IN_MULTICAST(ntohl(g.sin_addr.s_addr))) return Status::Ok();
+    ip_mreqn m{};
+    m.imr_multiaddr = g.sin_addr;
+    m.imr_ifindex = static_cast<int>(index);
+    if (!interface.empty() && index == 0 &&
+        inet_pton(AF_INET, interface.c_str(), &m.imr_address) != 1)
+      return Status::InvalidArgument(what + ": no such interface or IPv4 address");
+    if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0)
+      return Status::IoError(what, errno);
+    return Status::Ok();
+  }
+  const auto& g = reinterpret_cast<const sockaddr_in6&>(group.storage);
+  if (!IN6_IS_ADDR_MULTICAST(&g.sin6_addr)) return Status::Ok();
+  if (!interface.empty() && index == 0)
+    return Status::InvalidArgument(what + ": no such interface (IPv6 takes a name)");
+  ipv6_mreq m{};
+  m.ipv6mr_multiaddr = g.sin6_addr;
+  m.ipv6mr_interface = index;
+  if (setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof m) != 0)
+    return Status::IoError(what, errno);
+  return Status::Ok();
+}
+
+}  // namespace
 
 void UdpReceiver::SetTimeoutUs(int64_t us) {
   us = std::max<int64_t>(1, us);
@@ -43,6 +80,7 @@ Result<UdpReceiver> UdpReceiver::Open(const UdpReceiverOptions& o) {
   r.granted_buffer_ = SetSocketBuffer(r.fd_.get(), false, o.receive_buffer);
   if (bind(r.fd_.get(), local->sockaddr_ptr(), local->length) != 0)
     return Status::IoError("bind to " + local->ToString(), errno);
+  TS_RETURN_IF_ERROR(JoinGroup(r.fd_.get(), *local, o.multicast_interface));
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   getsockname(r.fd_.get(), reinterpret_cast<sockaddr*>(&bound), &len);

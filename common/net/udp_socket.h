@@ -190,7 +190,11 @@ class UdpSender {
 };
 
 struct UdpReceiverOptions {
+  // A multicast group's address: bound to it and the group joined on
+  // multicast_interface (a NIC's name, or for IPv4 its address; empty: the
+  // interface the routing table names for the group).
   std::string bind_address = "0.0.0.0";
+  std::string multicast_interface;
   uint16_t port = 0;  // 0: any free port (tests); see port()
   size_t receive_buffer = 67108864;
   bool gro = true;

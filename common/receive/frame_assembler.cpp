@@ -84,6 +84,8 @@ AddResult FrameAssembler::Admit(const Rfc4175View& v, const std::byte* placed_in
       ssrc_.reset();  // a third-party sender restarted with a new SSRC
       ResetSequence();
       have_frame_ = have_finished_ = false;
+      std::lock_guard lock(handoff_mu_);
+      taken_any_ = false;  // its timestamps start anywhere, behind the old stream's too
     } else {
       ++stats_.foreign_ssrc;
       return AddResult::kForeignSsrc;

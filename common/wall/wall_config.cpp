@@ -234,11 +234,13 @@ Result<WallConfig> ParseWallConfig(std::string_view toml_text, std::string_view 
     r.String(*t, "library", "slate", &c.slate_path);
   }
   TableArray(r, root, "live", [&](const toml::table& t, const std::string& path) {
-    r.CheckKeys(t, path, {"name", "sdp", "fit"});
+    r.CheckKeys(t, path, {"name", "sdp", "fit", "hold_s", "interface"});
     LiveSourceSettings& l = c.live.emplace_back();
     r.String(t, path, "name", &l.name);
     r.String(t, path, "sdp", &l.sdp);
     r.String(t, path, "fit", &l.fit);
+    r.Float(t, path, "hold_s", 0, 86400, &l.hold_s);
+    r.String(t, path, "interface", &l.interface);
   });
   TableArray(r, root, "server", [&](const toml::table& t, const std::string& path) {
     c.servers.emplace_back();

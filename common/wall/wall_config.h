@@ -235,6 +235,12 @@ struct LiveSourceSettings {
   std::string name;          // as a movie's (ValidMovieName)
   std::string sdp;           // the SDP file's path
   std::string fit = "bars";  // "bars" (aspect kept) or "fill"
+  // Seconds the last picture is held once the source stops sending; then
+  // the slate ([library] slate, or a black picture naming the source).
+  double hold_s = 10;
+  // Where the SDP names a multicast group: the server's NIC to join it on
+  // (its name, or its IPv4 address); empty: the routing table's choice.
+  std::string interface;
 };
 
 struct WallConfig {

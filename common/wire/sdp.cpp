@@ -182,8 +182,10 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
     if (type == 's') d.name = std::string(value.substr(0, 256));
     if (type == 'c') {
       const size_t sp = value.rfind(' ');
-      if (sp != std::string_view::npos)
-        d.destination_address = std::string(value.substr(sp + 1, 64));
+      if (sp != std::string_view::npos) {  // a multicast group's "/TTL[/COUNT]" left off
+        const std::string_view address = value.substr(sp + 1);
+        d.destination_address = std::string(address.substr(0, std::min<size_t>(address.find('/'), 64)));
+      }
     }
     if (type == 'o') {
       const size_t sp = value.rfind(' ');

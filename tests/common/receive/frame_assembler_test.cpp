@@ -262,6 +262,22 @@ TEST(FrameAssembler, ARestartedSenderIsANewStreamNotAMillionLostPackets) {
   EXPECT_EQ(a.stats().frames_complete, 2u);
 }
 
+// ffmpeg restarted: a new SSRC, and a timestamp that starts anywhere, here
+// behind the last frame taken. After the streak that proves the new stream
+// its frames are handed on; the old stream's timestamps are forgotten.
+TEST(FrameAssembler, AThirdPartySenderRestartedWithAnEarlierTimestampIsShown) {
+  FrameAssembler a = Make();  // no SSRC configured: locks onto the first
+  AddAll(a, FramePackets(PatternFrame(kTile, 12), 9'000'000, 100, /*ssrc=*/1));
+  ASSERT_TRUE(a.TakeReady().has_value());
+  const auto f = PatternFrame(kTile, 13);
+  for (uint32_t frame = 0; frame * 5 < 1010; ++frame)  // the streak: 1,000 packets in a row
+    AddAll(a, FramePackets(f, 90 + frame * 3000, frame * 5, /*ssrc=*/2));
+  const auto r = a.TakeReady();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(Shows(*r, f));
+  EXPECT_EQ(a.ssrc(), 2u);
+}
+
 // A packet with the tile's own SSRC, random sequence and timestamp: what a
 // spoofer or a stray sender on the port looks like.
 std::vector<std::byte> Spoofed(uint32_t sequence, uint32_t timestamp, uint8_t payload_type = 96) {

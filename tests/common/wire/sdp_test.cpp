@@ -104,6 +104,20 @@ TEST(Sdp, ParsesYCbCr422AtEightAndTenBits) {
   EXPECT_EQ(ParseSdp(WriteSdp(t))->tile, t.tile);
 }
 
+// A multicast source (ST 2110, GStreamer's udpsink to a group): the group's
+// address without its TTL, to join.
+TEST(Sdp, TakesAMulticastGroupWithoutItsTtl) {
+  auto d = ParseSdp(
+      "v=0\nc=IN IP4 239.10.20.30/32\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
+      "a=fmtp:96 sampling=RGB; width=64; height=64; depth=8\n");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->destination_address, "239.10.20.30");
+  EXPECT_EQ(ParseSdp("v=0\nc=IN IP6 ff15::1/3\nm=video 5004 RTP/AVP 96\na=rtpmap:96 raw/90000\n"
+                     "a=fmtp:96 sampling=RGB; width=64; height=64; depth=8\n")
+                ->destination_address,
+            "ff15::1");
+}
+
 // Only the video's own attributes: those of a media after it are not its.
 TEST(Sdp, TakesTheRetransmissionOnlyOfTheVideoMedia) {
   auto d = ParseSdp(
