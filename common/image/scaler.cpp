@@ -24,6 +24,11 @@ RegionScaler::RegionScaler(uint32_t picture_width, uint32_t picture_height, uint
   const double oy = std::floor((canvas_height - picture_height * sy) / 2);
   columns_ = Plan(picture_width, canvas_width, region.x, region.width, sx, ox);
   rows_ = Plan(picture_height, canvas_height, region.y, region.height, sy, oy);
+  copy_column_ = columns_.empty() ? 0 : columns_[0].first;
+  copy_columns_ = copy_column_ >= 0;
+  for (size_t i = 0; i < columns_.size() && copy_columns_; ++i)
+    copy_columns_ =
+        columns_[i].first == copy_column_ + static_cast<int32_t>(i) && columns_[i].weight == 0;
 }
 
 // Canvas pixel c (its centre c + 0.5) shows the picture at
@@ -54,6 +59,12 @@ void RegionScaler::Scale(const std::byte* picture, std::byte* out) const {
   for (const Tap& row : rows_) {
     if (row.first < 0) {
       std::memset(out, 0, columns_.size() * 3);
+      out += columns_.size() * 3;
+      continue;
+    }
+    if (copy_columns_ && row.weight == 0) {
+      std::memcpy(out, picture + row.first * stride + size_t(copy_column_) * 3,
+                  columns_.size() * 3);
       out += columns_.size() * 3;
       continue;
     }

@@ -5,7 +5,7 @@
 // (Fit::kFill); a scaler draws one region of the canvas (a tile, or the
 // whole of it). Bilinear, pixel centres aligned (as OpenGL and ffmpeg's
 // `bilinear` sample), with 8 fractional bits per axis: a picture of the
-// canvas's own size is copied pixel for pixel. Each output column's and
+// canvas's own size is copied pixel for pixel (a memcpy a row). Each output column's and
 // row's taps are planned at construction; Scale allocates nothing and is
 // thread-safe (const).
 #pragma once
@@ -46,6 +46,11 @@ class RegionScaler {
 
   uint32_t picture_width_;
   std::vector<Tap> columns_, rows_;
+  // The columns are the picture's own, one for one from copy_column_ (a
+  // picture of the canvas's size, or a cut of it): a row of weight 0 is
+  // copied, not interpolated.
+  bool copy_columns_ = false;
+  int32_t copy_column_ = 0;
 };
 
 }  // namespace tilestream
