@@ -23,6 +23,13 @@ int Coordinator::Run() {
   }
   if (!options_.bench) {
     SetUpPlayback();
+    if (!wall_.live_movie.empty()) {  // --movie NAME of a live source
+      if (auto r = movies_.Load(wall_.live_movie, 0); !r.ok()) {
+        spdlog::error("--movie {}: {}", wall_.live_movie, r.status().message());
+        Broadcast(TickCommand::kStop, 0, 0);
+        return 1;
+      }
+    }
     if (c_.sync.enabled) WaitForDisplayNodes();
   }
   start_ns_ = clock_.NowNs();

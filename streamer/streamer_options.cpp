@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 
 #include "common/base/json_text.h"
@@ -22,8 +23,9 @@ void AddWallFlags(CLI::App* app, StreamerOptions* o) {
                   "Tiles as COLUMNSxROWS; overrides the config (default 5x3)");
   app->add_option(
       "--movie", o->movie_dir,
-      "Tile store directory (make one with wallcut), or the name of a movie of the library; "
-      "none with a library: the wall starts black and waits for `load`");
+      "Tile store directory (make one with wallcut), or the name of a movie of the library or "
+      "of a live source (--live, [[live]]); none with a library or a live source: the wall "
+      "starts black and waits for `load`");
   app->add_option("--library", o->library_dir,
                   "Movie library: a directory of tile stores, one per subdirectory (wallctl "
                   "movies lists them); overrides library.path");
@@ -137,6 +139,18 @@ Status AddLiveSources(const StreamerOptions& o, WallConfig* c) {
 
 }  // namespace
 
+// --movie NAME names a live source (--live, or the config's [[live]]) and
+// no movie of the library.
+static bool NamesLiveSource(const StreamerOptions& o, const WallConfig& c, const std::string& library) {
+  const std::string& name = o.movie_dir;
+  if (!ValidMovieName(name)) return false;
+  if (!library.empty() && std::filesystem::exists(std::filesystem::path(library) / name)) return false;
+  for (const std::string& live : o.live)
+    if (live.starts_with(name + "=")) return true;
+  return std::any_of(c.live.begin(), c.live.end(),
+                     [&](const LiveSourceSettings& l) { return l.name == name; });
+}
+
 Result<Wall> ResolveWall(const StreamerOptions& o) {
   Wall w;
   std::optional<Layout> layout;
@@ -152,7 +166,9 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
     if (layout) w.config.wall.layout = *layout;
   }
   const std::string library = o.library_dir.empty() ? w.config.library_path : o.library_dir;
-  if (!o.movie_dir.empty()) {
+  if (!o.movie_dir.empty() && NamesLiveSource(o, w.config, library)) {
+    w.live_movie = o.movie_dir;  // loaded once the wall is up (docs/live.md)
+  } else if (!o.movie_dir.empty()) {
     // A name of the library's movies is that movie; on a wall of several
     // servers, another relative --movie is in this host's store.
     const bool named =

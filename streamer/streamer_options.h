@@ -48,6 +48,7 @@ std::optional<int> ParseStreamerFlags(int argc, char** argv, bool print, Streame
 struct Wall {
   WallConfig config;
   std::optional<MovieManifest> movie;  // none: bench from memory, synthetic frames
+  std::string live_movie;              // --movie NAME of a live source: loaded at the start
 };
 
 // Loads the config (or the defaults for --layout), applies the flags, opens

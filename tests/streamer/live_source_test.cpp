@@ -71,20 +71,19 @@ std::string WriteUniform(const std::string& path, uint32_t w, uint32_t h) {
   return Hex(FrameChecksum(rgb.data(), rgb.size()));
 }
 
-// The 2x2 wall of 640x400 tiles, no bezels, plays ffmpeg's 1280x800 RGB:
-// each tile shows its quarter of the source pixel for pixel, and holds it
-// once the source stops.
+// The 2x2 wall of 640x400 tiles, no bezels, plays ffmpeg's 1280x800 RGB
+// from the start (--movie cam): each tile shows its quarter of the source
+// pixel for pixel, and holds it once the source stops.
 TEST_F(LiveSource, AnFfmpegSourceOfTheWallsSizeIsCutPixelForPixelOntoEveryTile) {
   ASSERT_NO_FATAL_FAILURE(SetUpWall({}));
   const std::vector<std::string> quarters = WritePattern(dir_ / "pattern.ppm");
   const pid_t left = StartReceiver("left"), right = StartReceiver("right");
-  const pid_t streamer = StartStreamer(/*ticks=*/300);
+  const pid_t streamer = StartStreamer(/*ticks=*/300, "--movie cam");  // as `load cam` at the start
   const auto listing = nlohmann::json::parse(Ctl("movies").second, nullptr, false);
   ASSERT_TRUE(listing.is_object()) << Ctl("movies").second;
   ASSERT_EQ(listing["movies"].size(), 1u);
   EXPECT_EQ(listing["movies"][0]["name"], "cam");
   EXPECT_EQ(listing["movies"][0]["size"], "1280x800");
-  EXPECT_EQ(Ctl("load cam").first, 0);
   const auto sent = Ffmpeg(dir_ / "pattern.ppm", 3);
   ASSERT_EQ(sent.exit_code, 0) << sent.output;
   const nlohmann::json after = Live();

@@ -99,6 +99,26 @@ TEST_F(ResolveWallTest, AMovieIsNamedInTheLibraryAndALibraryAloneStartsWithoutOn
   EXPECT_THAT(ResolveWall(o).status().message(), HasSubstr("--movie DIR is required"));
 }
 
+// --movie NAME of a live source: no tile store, loaded once the wall is up;
+// a movie of the library of the same name is the movie.
+TEST_F(ResolveWallTest, AMovieNamedAsALiveSourceIsLoadedAtTheStart) {
+  StreamerOptions o;
+  o.layout = "2x2";
+  o.live = {"cam=" + (dir_ / "cam.sdp")};
+  o.movie_dir = "cam";
+  auto w = ResolveWall(o);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_FALSE(w->movie);
+  EXPECT_EQ(w->live_movie, "cam");
+  o.live = {"movie=" + (dir_ / "cam.sdp")};
+  o.library_dir = dir_.path();
+  o.movie_dir = "movie";
+  w = ResolveWall(o);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(w->movie);
+  EXPECT_EQ(w->live_movie, "");
+}
+
 TEST(StreamerFlags, RejectsBadValues) {
   StreamerOptions o;
   const char* argv[] = {"streamer", "--pacing", "maybe"};

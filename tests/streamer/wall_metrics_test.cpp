@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/streamer/wall_state.h"
 #include "tests/support/promtool.h"
 
@@ -53,10 +55,35 @@ TEST(WallMetrics, TilesSyncAndPlaybackInPrometheusText) {
                               "node=\"localhost\"} 2\n"));
 }
 
+// The live sources' entries of `status` (streamer/live_sources.h), per
+// source: receiving and slate as 0 or 1, the counters as they are.
+nlohmann::json LiveStatus() {
+  return nlohmann::json::parse(R"([
+    {"name": "cam", "receiving": false, "slate": true, "frames": 120, "pictures": 61,
+     "incomplete": 1, "lost": 3, "recovered": 2, "strangers": 999, "malformed": 4,
+     "kernel_drops": 0, "size": "1280x800"},
+    {"name": "viz", "receiving": true, "slate": false, "frames": 7, "pictures": 7}])");
+}
+
+TEST(WallMetrics, LiveSourcesByName) {
+  WallState w;
+  const nlohmann::json live = LiveStatus();
+  const std::string text = WallMetrics(w.View(2), nullptr, &live);
+  EXPECT_THAT(text, HasSubstr("# TYPE tilestream_live_receiving gauge\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_live_receiving{source=\"cam\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_live_receiving{source=\"viz\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_live_slate{source=\"cam\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_live_frames_total{source=\"cam\"} 120\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_live_pictures_total{source=\"viz\"} 7\n"));
+  EXPECT_THAT(text, HasSubstr("tilestream_live_stranger_packets_total{source=\"cam\"} 999\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("tilestream_live_lost_packets_total{source=\"viz\"}")));
+}
+
 TEST(WallMetrics, PromtoolFindsNothingToSay) {
   WallState w;
   Playback playback(100, 30, {});
-  const auto checked = testing::PromtoolCheck(WallMetrics(w.View(2), &playback));
+  const nlohmann::json live = LiveStatus();
+  const auto checked = testing::PromtoolCheck(WallMetrics(w.View(2), &playback, &live));
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
   const auto bench = testing::PromtoolCheck(WallMetrics(w.View(2), nullptr));
   EXPECT_EQ(bench.exit_code, 0) << bench.output;
