@@ -110,7 +110,8 @@ int Run(int argc, char** argv) {
   app.add_option("--fps", o.fps, "Pictures a second (default 30)")->check(CLI::Range(1.0, 240.0));
   app.add_option("--frames", o.frames, "Pictures to send (default 300)")
       ->check(CLI::Range(1, 60000));
-  app.add_option("--log", o.log, "'NUMBER SENT_REALTIME_NS CHECKSUM' per picture (default: stdout)");
+  app.add_option("--log", o.log,
+                 "'NUMBER SENT_REALTIME_NS CHECKSUM' per picture (default: stdout)");
   CLI11_PARSE(app, argc, argv);
   return Send(o);
 }

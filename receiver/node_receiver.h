@@ -18,7 +18,7 @@ struct NodeReceiverOptions {
   std::string node;
   double duration_s = 0;  // 0: until stopped
   std::string json_path;
-  std::string frame_log;  // "tile timestamp checksum" per complete frame
+  std::string frame_log;    // "tile timestamp checksum" per complete frame
   std::string present_log;  // "tile timestamp realtime_ns" per tile frame shown (swap sync)
   bool show_partial = false;
   bool placement = true;       // receive our streamer's pixels straight into the frame

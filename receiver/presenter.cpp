@@ -130,7 +130,8 @@ void Presenter::Present(const SyncEvent& e) {
   for (size_t i = 0; i < p_.tiles.size(); ++i) {
     if (!got_[i]) continue;
     p_.sync->ReportShown(p_.indices[i], e.timestamp, now);
-    if (p_.present_log) fmt::print(p_.present_log.get(), "{} {} {}\n", p_.indices[i], e.timestamp, now);
+    if (p_.present_log)
+      fmt::print(p_.present_log.get(), "{} {} {}\n", p_.indices[i], e.timestamp, now);
   }
   if (p_.present_log) std::fflush(p_.present_log.get());
 }

@@ -46,9 +46,10 @@ void AddDisplayFlags(CLI::App* app, ReceiverFlags* f, Choices* c) {
                 "One window showing the node's tiles as the wall, scaled down (bezels black)");
   app->add_flag("--overlay", o.overlay, "Start with the overlay shown (the key o toggles it)");
   app->add_option("--window", c->window, "Mosaic window size WxH (default 1280x480)");
-  app->add_option("--screenshot", o.screenshot,
-                  "Save the last picture to this file (PPM; FILE-N.ppm per window; headless: per tile, "
-                  "as last shown)");
+  app->add_option(
+      "--screenshot", o.screenshot,
+      "Save the last picture to this file (PPM; FILE-N.ppm per window; headless: per tile, "
+      "as last shown)");
 }
 
 void AddRunFlags(CLI::App* app, ReceiverFlags* f, Choices* c) {

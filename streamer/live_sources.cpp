@@ -72,8 +72,7 @@ Result<TileStreamDescription> ReadSourceSdp(const LiveSourceSettings& settings) 
 }  // namespace
 
 Result<std::unique_ptr<LiveSource>> LiveSource::Start(const LiveSourceSettings& settings,
-                                                      const std::string& ring_path,
-                                                      double wall_fps,
+                                                      const std::string& ring_path, double wall_fps,
                                                       std::shared_ptr<const Image> slate) {
   const int64_t mtime = ModifiedNs(settings.sdp);
   auto sdp = ReadSourceSdp(settings);

@@ -141,36 +141,27 @@ Status AddLiveSources(const StreamerOptions& o, WallConfig* c) {
 
 // --movie NAME names a live source (--live, or the config's [[live]]) and
 // no movie of the library.
-static bool NamesLiveSource(const StreamerOptions& o, const WallConfig& c, const std::string& library) {
+static bool NamesLiveSource(const StreamerOptions& o, const WallConfig& c,
+                            const std::string& library) {
   const std::string& name = o.movie_dir;
   if (!ValidMovieName(name)) return false;
-  if (!library.empty() && std::filesystem::exists(std::filesystem::path(library) / name)) return false;
+  if (!library.empty() && std::filesystem::exists(std::filesystem::path(library) / name))
+    return false;
   for (const std::string& live : o.live)
     if (live.starts_with(name + "=")) return true;
   return std::any_of(c.live.begin(), c.live.end(),
                      [&](const LiveSourceSettings& l) { return l.name == name; });
 }
 
-Result<Wall> ResolveWall(const StreamerOptions& o) {
-  Wall w;
-  std::optional<Layout> layout;
-  if (!o.layout.empty()) {
-    auto l = ParseLayout(o.layout);
-    if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
-    layout = *l;
-  }
-  if (!o.config_path.empty()) {
-    auto c = LoadWallConfig(o.config_path);
-    if (!c.ok()) return c.status();
-    w.config = std::move(c).value();
-    if (layout) w.config.wall.layout = *layout;
-  }
+// What --movie names: a live source, a movie of the library, or a tile
+// store's directory (on a wall of several servers, relative to this host's
+// store); none where the wall may start black.
+static Status ResolveMovie(const StreamerOptions& o, Wall* wall) {
+  Wall& w = *wall;
   const std::string library = o.library_dir.empty() ? w.config.library_path : o.library_dir;
   if (!o.movie_dir.empty() && NamesLiveSource(o, w.config, library)) {
     w.live_movie = o.movie_dir;  // loaded once the wall is up (docs/live.md)
   } else if (!o.movie_dir.empty()) {
-    // A name of the library's movies is that movie; on a wall of several
-    // servers, another relative --movie is in this host's store.
     const bool named =
         !library.empty() && ValidMovieName(o.movie_dir) &&
         std::filesystem::exists(std::filesystem::path(library) / o.movie_dir / kManifestName);
@@ -189,6 +180,24 @@ Result<Wall> ResolveWall(const StreamerOptions& o) {
         "--source memory or with a movie library or a live source (the wall then starts "
         "black, waiting for `load`)");
   }
+  return Status::Ok();
+}
+
+Result<Wall> ResolveWall(const StreamerOptions& o) {
+  Wall w;
+  std::optional<Layout> layout;
+  if (!o.layout.empty()) {
+    auto l = ParseLayout(o.layout);
+    if (!l.ok()) return Status::InvalidArgument("--layout: " + l.status().message());
+    layout = *l;
+  }
+  if (!o.config_path.empty()) {
+    auto c = LoadWallConfig(o.config_path);
+    if (!c.ok()) return c.status();
+    w.config = std::move(c).value();
+    if (layout) w.config.wall.layout = *layout;
+  }
+  TS_RETURN_IF_ERROR(ResolveMovie(o, &w));
   if (o.config_path.empty()) {
     w.config = DefaultWallConfig(layout.value_or(w.movie ? w.movie->layout : Layout{5, 3}));
     if (w.movie) {  // no wall config: the movie says what the tiles are

@@ -184,7 +184,8 @@ Result<TileStreamDescription> ParseSdp(std::string_view text) {
       const size_t sp = value.rfind(' ');
       if (sp != std::string_view::npos) {  // a multicast group's "/TTL[/COUNT]" left off
         const std::string_view address = value.substr(sp + 1);
-        d.destination_address = std::string(address.substr(0, std::min<size_t>(address.find('/'), 64)));
+        d.destination_address =
+            std::string(address.substr(0, std::min<size_t>(address.find('/'), 64)));
       }
     }
     if (type == 'o') {

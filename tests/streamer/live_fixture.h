@@ -71,8 +71,8 @@ struct LiveWallShape {
   uint32_t picture_width = 1280, picture_height = 800;
   std::string sampling = "RGB";  // as in the SDP
   int depth = 8;
-  std::string extra_toml;          // appended to the config
-  bool live_in_config = false;     // the config has [[live]] cam (extra_toml): no --live
+  std::string extra_toml;       // appended to the config
+  bool live_in_config = false;  // the config has [[live]] cam (extra_toml): no --live
 };
 
 // One fixture for every test of the suite (gtest's rule), in several
@@ -115,14 +115,14 @@ class LiveSource : public ::testing::Test {
                            << "]\n[sync]\ndeadline_ms = 500\n"
                            << shape.extra_toml;
     // As ffmpeg's RTP muxer writes it for -pix_fmt rgb24.
-    std::ofstream(dir_ / "cam.sdp") << "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=No Name\nc=IN IP4 "
-                                       "127.0.0.1\nt=0 0\nm=video "
-                                    << ports_[4]
-                                    << " RTP/AVP 96\na=rtpmap:96 raw/90000\n"
-                                       "a=fmtp:96 sampling="
-                                    << shape.sampling << "; width=" << shape.picture_width
-                                    << "; height=" << shape.picture_height
-                                    << "; depth=" << shape.depth << "\n";
+    std::ofstream(dir_ / "cam.sdp")
+        << "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=No Name\nc=IN IP4 "
+           "127.0.0.1\nt=0 0\nm=video "
+        << ports_[4]
+        << " RTP/AVP 96\na=rtpmap:96 raw/90000\n"
+           "a=fmtp:96 sampling="
+        << shape.sampling << "; width=" << shape.picture_width
+        << "; height=" << shape.picture_height << "; depth=" << shape.depth << "\n";
   }
 
   void TearDown() override {
@@ -148,10 +148,10 @@ class LiveSource : public ::testing::Test {
   // wall's unless named.
   pid_t StartReceiver(const std::string& node, const std::string& extra = "",
                       const std::string& config = "") {
-    const pid_t pid = Spawn(ReceiverPath() + " --config " + (config.empty() ? config_ : config) +
-                            " --node " + node +
-                            " --headless -q --frame-log " + (dir_ / (node + ".txt")) + " " + extra +
-                            " > " + (dir_ / (node + ".out")) + " 2>&1");
+    const pid_t pid =
+        Spawn(ReceiverPath() + " --config " + (config.empty() ? config_ : config) + " --node " +
+              node + " --headless -q --frame-log " + (dir_ / (node + ".txt")) + " " + extra +
+              " > " + (dir_ / (node + ".out")) + " 2>&1");
     EXPECT_TRUE(WaitFor([&] { return FileContains(dir_ / (node + ".out"), " <- ", 2); })) << node;
     return pid;
   }
@@ -161,8 +161,8 @@ class LiveSource : public ::testing::Test {
     const pid_t pid = Spawn(
         "timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
         (shape_.live_in_config ? std::string() : " --live cam=" + (dir_ / "cam.sdp")) +
-        " --ticks " + std::to_string(ticks) + " -q --json " +
-        (dir_ / "streamer.json") + " " + extra + " > " + (dir_ / "streamer.out") + " 2>&1");
+        " --ticks " + std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " +
+        extra + " > " + (dir_ / "streamer.out") + " 2>&1");
     EXPECT_TRUE(WaitFor([&] { return Status().is_object(); })) << FileText(dir_ / "streamer.out");
     return pid;
   }

@@ -84,8 +84,8 @@ uint32_t Flood(uint16_t port, double seconds) {
       for (size_t b = 0; b < size; ++b) packet[b] = std::byte(random());
       to_wall.Send(packet.data(), size);
     }
-    from_stranger.Send(packet.data(), stranger->Build(n % stranger->packet_count(), picture,
-                                                      n * 3000, n, packet));
+    from_stranger.Send(packet.data(),
+                       stranger->Build(n % stranger->packet_count(), picture, n * 3000, n, packet));
   }
   return n;
 }

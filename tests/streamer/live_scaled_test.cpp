@@ -211,9 +211,8 @@ void ExpectShown(const nlohmann::json& live, const nlohmann::json& report) {
 TEST_F(LiveSource, AnFfmpeg1080pRgbSourceIsScaledOntoTheTestbedWallAsTheReferenceIs) {
   ASSERT_NO_FATAL_FAILURE(SetUpWall(TestbedShape("RGB", 8)));
   const Picture picture = PatternRgb();
-  ASSERT_TRUE(WritePpm(dir_ / "picture.ppm", kPictureW, kPictureH,
-                       std::as_bytes(std::span(picture)))
-                  .ok());
+  ASSERT_TRUE(
+      WritePpm(dir_ / "picture.ppm", kPictureW, kPictureH, std::as_bytes(std::span(picture))).ok());
   const pid_t left = StartReceiver("left", "--screenshot " + (dir_ / "left.ppm"));
   const pid_t right = StartReceiver("right", "--screenshot " + (dir_ / "right.ppm"));
   const pid_t streamer = StartStreamer(/*ticks=*/1200);  // stopped below

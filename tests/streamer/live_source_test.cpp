@@ -185,8 +185,8 @@ TEST_F(LiveSource, ASourceThatStopsIsHeldThenShowsTheSlateAndComesBack) {
 // its quarter exactly.
 TEST_F(LiveSource, AMulticastSourceIsJoinedOnTheServersInterface) {
   LiveWallShape shape;
-  shape.extra_toml = "[[live]]\nname = \"cam\"\nsdp = \"" + (dir_ / "cam.sdp") +
-                     "\"\ninterface = \"127.0.0.1\"\n";
+  shape.extra_toml =
+      "[[live]]\nname = \"cam\"\nsdp = \"" + (dir_ / "cam.sdp") + "\"\ninterface = \"127.0.0.1\"\n";
   shape.live_in_config = true;
   ASSERT_NO_FATAL_FAILURE(SetUpWall(shape));
   const std::string group = "239.255.41." + std::to_string(1 + ports_[4] % 250);
@@ -254,7 +254,8 @@ TEST_F(LiveSource, AMovieAndANodeOfAnotherGeometryAreRefusedNamingBothSizes) {
   const std::string refusal = "has tiles of 320x200, but the wall streams 640x400";
   EXPECT_TRUE(testing::WaitFor([&] {
     const nlohmann::json s = Status();
-    return s.is_object() && s["sync"]["refused"].value("left", "").find(refusal) != std::string::npos;
+    return s.is_object() &&
+           s["sync"]["refused"].value("left", "").find(refusal) != std::string::npos;
   })) << Status().dump();
   EXPECT_TRUE(testing::WaitFor([&] { return testing::FileContains(dir_ / "left.out", refusal); }))
       << testing::FileText(dir_ / "left.out");

@@ -76,7 +76,8 @@ TEST(WallMetrics, LiveSourcesByName) {
   EXPECT_THAT(text, HasSubstr("tilestream_live_frames_total{source=\"cam\"} 120\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_live_pictures_total{source=\"viz\"} 7\n"));
   EXPECT_THAT(text, HasSubstr("tilestream_live_stranger_packets_total{source=\"cam\"} 999\n"));
-  EXPECT_THAT(text, ::testing::Not(HasSubstr("tilestream_live_lost_packets_total{source=\"viz\"}")));
+  EXPECT_THAT(text,
+              ::testing::Not(HasSubstr("tilestream_live_lost_packets_total{source=\"viz\"}")));
 }
 
 TEST(WallMetrics, PromtoolFindsNothingToSay) {
