@@ -37,7 +37,7 @@ class Source {
     sockaddr_in local{};
     local.sin_family = AF_INET;
     local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof local);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof local), 0);
     const timeval wait{0, 200'000};  // a receive gives up after 200 ms
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
     to_.sin_family = AF_INET;

@@ -1,7 +1,7 @@
 // Live sources scaled onto the testbed's wall geometry (issue 44, point 7;
 // docs/live.md): 2x2 tiles of 2560x1600, a canvas of 5120x3200, fed a
-// 1920x1080 picture at 30 fps by ffmpeg (RGB) and by GStreamer (YCbCr
-// 4:2:2, 10 bits). The source is 16:9 on a 16:10 canvas: the picture is
+// 1920x1080 picture at 30 fps by ffmpeg (RGB, and YCbCr 4:2:2 at 8 bits)
+// and by GStreamer (YCbCr 4:2:2, 10 bits). The source is 16:9 on a 16:10 canvas: the picture is
 // 5120x2880, with bars of 160 rows above and below.
 //
 // Each tile's last picture (the receivers' --screenshot) is compared with a
@@ -65,45 +65,51 @@ uint8_t To8(double v) { return static_cast<uint8_t>(std::clamp(std::lround(v * 2
 
 using Picture = std::vector<uint8_t>;  // RGB24, rows packed
 
-// BT.709's luma and colour differences of a pixel, narrow range, 10 bits.
+// BT.709's luma and colour differences of a pixel, narrow range, at
+// `depth` bits (Y 16-235, Cb and Cr 16-240, times 4 at 10 bits).
 struct YCbCr {
   int y, cb, cr;
 };
 constexpr double kR = 0.2126, kB = 0.0722, kG = 1 - kR - kB;
-YCbCr Encode(const Rgb& c) {
+YCbCr Encode(const Rgb& c, int depth) {
+  const double unit = depth == 10 ? 4 : 1;
   const double y = kR * c.r + kG * c.g + kB * c.b;
   const double pb = (c.b - y) / (2 * (1 - kB)), pr = (c.r - y) / (2 * (1 - kR));
-  return {static_cast<int>(std::lround(64 + 876 * y)),
-          static_cast<int>(std::lround(512 + 896 * pb)),
-          static_cast<int>(std::lround(512 + 896 * pr))};
+  return {static_cast<int>(std::lround(unit * (16 + 219 * y))),
+          static_cast<int>(std::lround(unit * (128 + 224 * pb))),
+          static_cast<int>(std::lround(unit * (128 + 224 * pr)))};
 }
-Rgb Decode(double y10, double cb10, double cr10) {
-  const double y = (y10 - 64) / 876, pb = (cb10 - 512) / 896, pr = (cr10 - 512) / 896;
+Rgb Decode(double y_, double cb, double cr, int depth) {
+  const double unit = depth == 10 ? 4 : 1;
+  const double y = (y_ / unit - 16) / 219, pb = (cb / unit - 128) / 224,
+               pr = (cr / unit - 128) / 224;
   const double r = y + 2 * (1 - kR) * pr, b = y + 2 * (1 - kB) * pb;
   return {r, (y - kR * r - kB * b) / kG, b};
 }
 
-// The pattern as RFC 4175's 10-bit 4:2:2 pixel groups (Cb Y0 Cr Y1, 10 bits
-// each, most significant first; GStreamer's UYVP), chroma of the even
-// pixel; and the RGB picture that the definitions make of it.
-std::vector<uint8_t> Pgroups10(Picture* decoded) {
+// The pattern as RFC 4175's 4:2:2 pixel groups (Cb Y0 Cr Y1: 8 bits each,
+// ffmpeg's uyvy422; or 10 bits each, most significant first, GStreamer's
+// UYVP), chroma of the even pixel; and the RGB picture that the
+// definitions make of it.
+std::vector<uint8_t> Pgroups(int depth, Picture* decoded) {
   std::vector<uint8_t> out;
   out.reserve(size_t{kPictureW} * kPictureH / 2 * 5);
   std::vector<YCbCr> line(kPictureW);
   decoded->assign(size_t{kPictureW} * kPictureH * 3, 0);
   for (uint32_t y = 0; y < kPictureH; ++y) {
-    for (uint32_t x = 0; x < kPictureW; ++x) line[x] = Encode(Pattern(x, y));
+    for (uint32_t x = 0; x < kPictureW; ++x) line[x] = Encode(Pattern(x, y), depth);
     for (uint32_t x = 0; x < kPictureW; x += 2) {
-      const uint64_t bits = (uint64_t(line[x].cb) << 30) | (uint64_t(line[x].y) << 20) |
-                            (uint64_t(line[x].cr) << 10) | uint64_t(line[x + 1].y);
-      for (int shift = 32; shift >= 0; shift -= 8) out.push_back(uint8_t(bits >> shift));
+      const int samples[] = {line[x].cb, line[x].y, line[x].cr, line[x + 1].y};
+      uint64_t bits = 0;
+      for (const int v : samples) bits = (bits << depth) | uint64_t(v);
+      for (int shift = 4 * depth - 8; shift >= 0; shift -= 8) out.push_back(uint8_t(bits >> shift));
     }
     for (uint32_t x = 0; x < kPictureW; ++x) {
       const YCbCr& even = line[x & ~1u];
       const YCbCr& next = line[std::min(x + 1, kPictureW - 2)];
       const bool odd = x % 2 == 1;
       const Rgb c = Decode(line[x].y, odd ? (even.cb + next.cb) / 2.0 : even.cb,
-                           odd ? (even.cr + next.cr) / 2.0 : even.cr);
+                           odd ? (even.cr + next.cr) / 2.0 : even.cr, depth);
       uint8_t* p = &(*decoded)[(size_t{y} * kPictureW + x) * 3];
       p[0] = To8(c.r), p[1] = To8(c.g), p[2] = To8(c.b);
     }
@@ -230,7 +236,7 @@ TEST_F(LiveSource, AGStreamer10BitYCbCrSourceIsConvertedAndScaledAsTheReferenceI
   if (!testing::Have("gst-launch-1.0")) GTEST_SKIP() << "no GStreamer";
   ASSERT_NO_FATAL_FAILURE(SetUpWall(TestbedShape("YCbCr-4:2:2", 10)));
   Picture picture;
-  const std::vector<uint8_t> groups = Pgroups10(&picture);
+  const std::vector<uint8_t> groups = Pgroups(10, &picture);
   std::ofstream(dir_ / "picture.uyvp", std::ios::binary)
       .write(reinterpret_cast<const char*>(groups.data()), std::streamsize(groups.size()));
   const pid_t left = StartReceiver("left", "--screenshot " + (dir_ / "left.ppm"));
@@ -250,6 +256,34 @@ TEST_F(LiveSource, AGStreamer10BitYCbCrSourceIsConvertedAndScaledAsTheReferenceI
   const auto shown = EndAndCollect(streamer, left, right);
   ExpectShown(live, Report());
   EXPECT_EQ(live.value("sampling", ""), "YCbCr-4:2:2 10-bit") << live.dump();
+  ExpectTiles(dir_.path(), picture, shown, /*tolerance=*/2);
+}
+
+// ffmpeg's 8-bit 4:2:2 (uyvy422, RFC 4175's YCbCr-4:2:2 at 8 bits), from
+// raw frames through its pipe as docs/live.md shows for a program.
+TEST_F(LiveSource, AnFfmpeg8BitYCbCrSourceIsConvertedAndScaledAsTheReferenceIs) {
+  ASSERT_NO_FATAL_FAILURE(SetUpWall(TestbedShape("YCbCr-4:2:2", 8)));
+  Picture picture;
+  const std::vector<uint8_t> groups = Pgroups(8, &picture);
+  std::ofstream(dir_ / "picture.uyvy", std::ios::binary)
+      .write(reinterpret_cast<const char*>(groups.data()), std::streamsize(groups.size()));
+  const pid_t left = StartReceiver("left", "--screenshot " + (dir_ / "left.ppm"));
+  const pid_t right = StartReceiver("right", "--screenshot " + (dir_ / "right.ppm"));
+  const pid_t streamer = StartStreamer(/*ticks=*/1200);  // stopped below
+  EXPECT_EQ(Ctl("load cam").first, 0);
+  const auto sent = testing::Shell(
+      "for i in $(seq 90); do cat " + (dir_ / "picture.uyvy") +
+          "; done | timeout 60 ffmpeg -hide_banner -loglevel error -re -f rawvideo -pix_fmt "
+          "uyvy422 -video_size 1920x1080 -framerate 30 -i - -c:v rawvideo -pix_fmt uyvy422 -f rtp "
+          "'rtp://127.0.0.1:" +
+          std::to_string(ports_[4]) + "?pkt_size=8972'",
+      dir_);
+  ASSERT_EQ(sent.exit_code, 0) << sent.output;
+  const nlohmann::json live = Live();
+  EXPECT_EQ(Ctl("stop").first, 0);
+  const auto shown = EndAndCollect(streamer, left, right);
+  ExpectShown(live, Report());
+  EXPECT_EQ(live.value("sampling", ""), "YCbCr-4:2:2 8-bit") << live.dump();
   ExpectTiles(dir_.path(), picture, shown, /*tolerance=*/2);
 }
 
