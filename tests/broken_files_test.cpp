@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "built_paths.h"
 #include "common/store/tile_store.h"
 #include "common/wall/wall_config.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 
@@ -30,7 +30,7 @@ using ::testing::HasSubstr;
 using testing::Shell;
 using testing::TempDir;
 
-const std::string kCorpus = TILESTREAM_SOURCE_DIR "/tests/corpus/broken/";
+const std::string kCorpus = TILESTREAM_SOURCE_DIR + "/tests/corpus/broken/";
 
 std::vector<fs::path> Files(const std::string& kind) {
   std::vector<fs::path> files;
@@ -80,10 +80,10 @@ TEST(BrokenFiles, EveryBrokenConfigIsRefusedByTheLoaderAndEveryProgram) {
     EXPECT_FALSE(c.ok()) << "accepted";
     if (c.ok()) continue;
     ExpectRefusal("LoadWallConfig", c.status().message(), f, expect);
-    ExpectProgramRefuses(STREAMER_PATH " --check --config " + f.string(), f, expect, dir);
-    ExpectProgramRefuses(RECEIVER_PATH " --headless --duration 1 --config " + f.string(), f, expect,
-                         dir);
-    ExpectProgramRefuses(WALLCTL_PATH " --config " + f.string() + " status", f, expect, dir);
+    ExpectProgramRefuses(STREAMER_PATH + " --check --config " + f.string(), f, expect, dir);
+    ExpectProgramRefuses(RECEIVER_PATH + " --headless --duration 1 --config " + f.string(), f,
+                         expect, dir);
+    ExpectProgramRefuses(WALLCTL_PATH + " --config " + f.string() + " status", f, expect, dir);
   }
 }
 
@@ -101,7 +101,7 @@ TEST(BrokenFiles, EveryBrokenManifestIsRefusedByTheLoaderAndTheStreamer) {
     EXPECT_FALSE(m.ok()) << "accepted";
     if (m.ok()) continue;
     ExpectRefusal("OpenTileStore", m.status().message(), movie + "/movie.toml", expect);
-    ExpectProgramRefuses(STREAMER_PATH " --check --layout 1x1 --movie " + movie,
+    ExpectProgramRefuses(STREAMER_PATH + " --check --layout 1x1 --movie " + movie,
                          movie + "/movie.toml", expect, dir);
   }
 }
@@ -113,10 +113,9 @@ TEST(ProgramLogs, AnErrorIsOneLineWithTimeLevelAndProgram) {
   const std::string bad = Files("config").front().string();
   const std::regex line(
       R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} error (streamer|receiver|wallctl): .+$)");
-  for (const std::string& command :
-       {std::string(STREAMER_PATH " --check --config ") + bad,
-        std::string(RECEIVER_PATH " --headless --duration 1 --config ") + bad,
-        std::string(WALLCTL_PATH " --port 1 status")}) {
+  for (const std::string& command : {STREAMER_PATH + " --check --config " + bad,
+                                     RECEIVER_PATH + " --headless --duration 1 --config " + bad,
+                                     WALLCTL_PATH + " --port 1 status"}) {
     const auto r = Shell("timeout 20 " + command, dir);
     EXPECT_NE(r.exit_code, 0) << command;
     std::istringstream lines(r.output);
@@ -124,9 +123,10 @@ TEST(ProgramLogs, AnErrorIsOneLineWithTimeLevelAndProgram) {
     std::getline(lines, first);
     EXPECT_TRUE(std::regex_match(first, line)) << command << ":\n" << r.output;
   }
-  EXPECT_EQ(Shell("timeout 20 " WALLCTL_PATH " --port 1 --log-level off status", dir).output, "")
+  EXPECT_EQ(Shell("timeout 20 " + WALLCTL_PATH + " --port 1 --log-level off status", dir).output,
+            "")
       << "nothing logged";
-  const auto unknown = Shell("timeout 20 " WALLCTL_PATH " --log-level loud status", dir);
+  const auto unknown = Shell("timeout 20 " + WALLCTL_PATH + " --log-level loud status", dir);
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_THAT(unknown.output, HasSubstr("--log-level"));
 }

@@ -14,10 +14,10 @@
 #include <fstream>
 #include <thread>
 
-#include "built_paths.h"
 #include "common/image/thumbnail.h"
 #include "common/net/line_channel.h"
 #include "tests/receiver/live_wall.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/promtool.h"
 #include "tests/support/tcp_port.h"
 
@@ -411,9 +411,10 @@ TEST_F(ControlRoomTest, ThePanelInABrowserPausesAndScrubsEveryTile) {
   nlohmann::json result;
   std::thread browser([&] {
     ASSERT_TRUE(WaitForHttp());
-    const std::string command = "timeout 150 /usr/bin/python3 " TILESTREAM_SOURCE_DIR
-                                "/tests/browser/panel_test.py --url http://127.0.0.1:" +
-                                std::to_string(kHttpPort) + "/ --screenshot " PANEL_SCREENSHOT;
+    const std::string command =
+        "timeout 150 /usr/bin/python3 " + TILESTREAM_SOURCE_DIR +
+        "/tests/browser/panel_test.py --url http://127.0.0.1:" + std::to_string(kHttpPort) +
+        "/ --screenshot " + PANEL_SCREENSHOT;
     const auto run = Shell(command, dir_);
     EXPECT_EQ(run.exit_code, 0) << run.output;
     const size_t line = run.output.rfind("{\"frame\"");
@@ -460,9 +461,9 @@ TEST_F(ControlRoomTest, ThePanelLoadsAMovieFromTheLibrary) {
   nlohmann::json result;
   std::thread browser([&] {
     ASSERT_TRUE(WaitForHttp());
-    const auto run = Shell("timeout 150 /usr/bin/python3 " TILESTREAM_SOURCE_DIR
-                           "/tests/browser/library_test.py --movie B --frames 30 --url "
-                           "http://127.0.0.1:" +
+    const auto run = Shell("timeout 150 /usr/bin/python3 " + TILESTREAM_SOURCE_DIR +
+                               "/tests/browser/library_test.py --movie B --frames 30 --url "
+                               "http://127.0.0.1:" +
                                std::to_string(kHttpPort) + "/",
                            dir_);
     EXPECT_EQ(run.exit_code, 0) << run.output;

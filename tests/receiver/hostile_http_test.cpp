@@ -18,8 +18,8 @@
 #include <random>
 #include <thread>
 
-#include "built_paths.h"
 #include "tests/receiver/hostile_clients.h"
+#include "tests/support/built_paths.h"
 
 namespace tilestream {
 namespace {
@@ -236,8 +236,7 @@ pid_t StreamerPid(const std::string& config) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     std::ifstream in(entry.path() / "cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.starts_with(std::string(STREAMER_PATH) + '\0') &&
-        cmdline.find(config) != std::string::npos)
+    if (cmdline.starts_with(STREAMER_PATH + '\0') && cmdline.find(config) != std::string::npos)
       return std::stoi(entry.path().filename());
   }
   return -1;

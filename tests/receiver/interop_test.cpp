@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
-#include "built_paths.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/tile_receiver.h"
 #include "common/store/tile_store.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
@@ -253,9 +253,10 @@ class StreamerInteropTest : public InteropTest {
   }
 
   testing::ProcessResult Stream(uint64_t ticks, const std::string& extra = "") {
-    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
-                     (dir_ / "wall.toml") + " --movie " + (dir_ / "movie") + " --ticks " +
-                     std::to_string(ticks) + " -q --json " + (dir_ / "tx.json") + " " + extra,
+    return Shell("timeout 120 " + MPIRUN_PATH + " -n 1 --oversubscribe " + STREAMER_PATH +
+                     " --config " + (dir_ / "wall.toml") + " --movie " + (dir_ / "movie") +
+                     " --ticks " + std::to_string(ticks) + " -q --json " + (dir_ / "tx.json") +
+                     " " + extra,
                  dir_);
   }
 
@@ -377,9 +378,8 @@ TEST_F(StreamerInteropTest, FfmpegReadingTheStreamersSdpReceivesTheStoresFrames)
 // none missing. The tile's frames are small (33 packets at MTU 1500, and a
 // lost GSO send is many of them), so the streamer may send it all again.
 TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer) {
-#ifndef GST_RTX_RECEIVER_PATH
-  GTEST_SKIP() << "built without GStreamer's development files (libgstreamer1.0-dev)";
-#else
+  if (*testing::built::kGstRtxReceiver == '\0')
+    GTEST_SKIP() << "built without GStreamer's development files (libgstreamer1.0-dev)";
   if (getuid() != 0 || !Have("nft")) GTEST_SKIP() << "needs root and nft to drop packets";
   WriteConfig("retransmission_share = 1.0\n");
   const std::string table = "tsinterop" + std::to_string(port_);
@@ -390,8 +390,8 @@ TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer
                               " numgen random mod 100 < 5 counter drop'",
                           dir_);
   ASSERT_EQ(drop.exit_code, 0) << drop.output;
-  StartListener(std::string(GST_RTX_RECEIVER_PATH) + " " + std::to_string(port_) + " 160 100 30 " +
-                (dir_ / "got.rgb"));
+  StartListener(std::string(testing::built::kGstRtxReceiver) + " " + std::to_string(port_) +
+                " 160 100 30 " + (dir_ / "got.rgb"));
   const auto tx = Stream(60);
   const std::string counted = Shell("nft list table netdev " + table, dir_).output;
   Shell("nft delete table netdev " + table, dir_);
@@ -406,7 +406,6 @@ TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer
   // lost before rtpbin saw any packet of the stream, never asked for again.
   ExpectStoreFrames(dir_ / "got.rgb", 30, 1);
   if (HasFailure()) ADD_FAILURE() << stream.dump() << "\n" << counted << Output("listener.out");
-#endif
 }
 
 }  // namespace

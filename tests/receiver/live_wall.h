@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "built_paths.h"
 #include "common/net/udp_socket.h"
 #include "common/store/tile_store.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
@@ -127,8 +127,8 @@ class ReceiverTest : public ::testing::Test {
 
   // `extra`: more of the streamer's flags.
   testing::ProcessResult Stream(uint64_t ticks, const std::string& extra = "") {
-    return Shell("timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " +
-                     config_ + " --movie " + (dir_ / "movie") + " --ticks " +
+    return Shell("timeout 120 " + MPIRUN_PATH + " -n 1 --oversubscribe " + STREAMER_PATH +
+                     " --config " + config_ + " --movie " + (dir_ / "movie") + " --ticks " +
                      std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " + extra,
                  dir_);
   }
@@ -136,7 +136,7 @@ class ReceiverTest : public ::testing::Test {
   // `wallctl COMMAND` against the streamer of this test: its exit code and
   // reply. popen, not Shell: it runs while Stream() runs.
   std::pair<int, std::string> Ctl(const std::string& command) {
-    const auto r = testing::Capture(WALLCTL_PATH " --config " + config_ + " " + command);
+    const auto r = testing::Capture(WALLCTL_PATH + " --config " + config_ + " " + command);
     return {r.exit_code, r.output};
   }
 

@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "built_paths.h"
 #include "common/image/png.h"
 #include "common/image/slate.h"
 #include "common/wall/wall_config.h"
 #include "tests/receiver/live_wall.h"
+#include "tests/support/built_paths.h"
 
 namespace tilestream {
 namespace {
@@ -266,10 +266,10 @@ TEST_F(ReceiverTest, AWallStartedWithoutAMovieShowsItsSlateUntilALoad) {
     WaitForTick(nlohmann::json::parse(loaded.second, nullptr, false).value("tick", 0) + 10);
     Ctl("stop");
   });
-  const auto tx = Shell(
-      "timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
-          " --library " + library.string() + " --ticks 3000 -q --json " + (dir_ / "streamer.json"),
-      dir_);
+  const auto tx = Shell("timeout 120 " + MPIRUN_PATH + " -n 1 --oversubscribe " + STREAMER_PATH +
+                            " --config " + config_ + " --library " + library.string() +
+                            " --ticks 3000 -q --json " + (dir_ / "streamer.json"),
+                        dir_);
   calls.join();
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   StopReceiver(left);

@@ -22,13 +22,13 @@
 #include <thread>
 #include <tuple>
 
-#include "built_paths.h"
 #include "common/image/ppm.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/tile_receiver.h"
 #include "common/store/tile_store.h"
 #include "tests/receiver/live_wall.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/receiver_path.h"
@@ -315,7 +315,7 @@ TEST_F(ReceiverTest, TheMosaicScreenshotShowsOneFrameWithEveryTileInItsPlace) {
   if (rx == 0) {
     execl("/bin/sh", "sh", "-c",
           ("exec xvfb-run -a -s '-screen 0 640x480x24' sh -c 'echo $$ > " + (dir_ / "rx.pid") +
-           "; exec " RECEIVER_PATH " --config " + one +
+           "; exec " + RECEIVER_PATH + " --config " + one +
            " --mosaic --window 320x200 -q --screenshot " + shot + "' > " + (dir_ / "rx.out") +
            " 2>&1")
               .c_str(),

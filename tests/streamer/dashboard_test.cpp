@@ -9,10 +9,10 @@
 #include <regex>
 #include <set>
 
-#include "built_paths.h"
 #include "receiver/node_metrics.h"
 #include "streamer/wall_metrics.h"
 #include "tests/streamer/wall_state.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/shell.h"
 
 namespace tilestream {
@@ -40,7 +40,7 @@ std::set<std::string> Exported() {
 }
 
 TEST(Dashboard, EveryPanelAsksForMetricsTheWallExports) {
-  std::ifstream in(TILESTREAM_SOURCE_DIR "/configs/grafana-dashboard.json");
+  std::ifstream in(TILESTREAM_SOURCE_DIR + "/configs/grafana-dashboard.json");
   const nlohmann::json dashboard = nlohmann::json::parse(in);
   const std::set<std::string> exported = Exported();
   const std::regex metric("tilestream_[a-z_]+");
@@ -62,8 +62,8 @@ TEST(Dashboard, EveryPanelAsksForMetricsTheWallExports) {
 
 TEST(Dashboard, PromtoolAcceptsTheScrapeConfig) {
   testing::TempDir dir;
-  const auto r =
-      testing::Shell("promtool check config " TILESTREAM_SOURCE_DIR "/configs/prometheus.yml", dir);
+  const auto r = testing::Shell(
+      "promtool check config " + TILESTREAM_SOURCE_DIR + "/configs/prometheus.yml", dir);
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 

@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "built_paths.h"
 #include "common/net/udp_socket.h"
 #include "common/receive/tile_receiver.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
@@ -159,8 +159,8 @@ class LiveSource : public ::testing::Test {
   // The streamer with the live source and no movie: black until `load`.
   pid_t StartStreamer(uint64_t ticks, const std::string& extra = "") {
     const pid_t pid = Spawn(
-        "timeout 120 " MPIRUN_PATH " -n 1 --oversubscribe " STREAMER_PATH " --config " + config_ +
-        (shape_.live_in_config ? std::string() : " --live cam=" + (dir_ / "cam.sdp")) +
+        "timeout 120 " + MPIRUN_PATH + " -n 1 --oversubscribe " + STREAMER_PATH + " --config " +
+        config_ + (shape_.live_in_config ? std::string() : " --live cam=" + (dir_ / "cam.sdp")) +
         " --ticks " + std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " +
         extra + " > " + (dir_ / "streamer.out") + " 2>&1");
     EXPECT_TRUE(WaitFor([&] { return Status().is_object(); })) << FileText(dir_ / "streamer.out");
@@ -168,7 +168,7 @@ class LiveSource : public ::testing::Test {
   }
 
   std::pair<int, std::string> Ctl(const std::string& command) {
-    const auto r = Capture(WALLCTL_PATH " --config " + config_ + " " + command);
+    const auto r = Capture(WALLCTL_PATH + " --config " + config_ + " " + command);
     return {r.exit_code, r.output};
   }
   nlohmann::json Status() {

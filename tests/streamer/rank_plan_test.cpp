@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "built_paths.h"
+#include "tests/support/built_paths.h"
 
 namespace tilestream {
 namespace {
@@ -74,7 +74,7 @@ TEST(RankPlan, ARanksTilesShareANicWhereTheCountsAllowIt) {
 
 // The reference wall's config: 5 ranks (-n 5) get one NIC's tiles each.
 TEST(RankPlan, TheReferenceWallOnFourTileRanksGivesEachRankOneNic) {
-  auto c = LoadWallConfig(TILESTREAM_SOURCE_DIR "/configs/sara-5x3.toml");
+  auto c = LoadWallConfig(TILESTREAM_SOURCE_DIR + "/configs/sara-5x3.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   const RankPlan plan(*c, 4);
   ExpectEveryTileOnceAndBalanced(plan, 15);

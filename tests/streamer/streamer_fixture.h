@@ -24,9 +24,9 @@
 #include <sstream>
 #include <thread>
 
-#include "built_paths.h"
 #include "common/store/tile_store.h"
 #include "common/wire/sdp.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/thread_policy.h"
@@ -479,8 +479,8 @@ inline const std::string kCoordinatorDied =
 inline std::string StreamerTest::Launcher(const std::string& ranks,
                                           const std::vector<std::unique_ptr<TileCapture>>& captures,
                                           const std::string& streamer) {
-  return "env STREAMER=" + streamer + " " + TILESTREAM_SOURCE_DIR "/scripts/streamer.sh " + ranks +
-         " --config " + WriteConfig(captures) + " --movie " + movie();
+  return "env STREAMER=" + streamer + " " + TILESTREAM_SOURCE_DIR + "/scripts/streamer.sh " +
+         ranks + " --config " + WriteConfig(captures) + " --movie " + movie();
 }
 
 // Wake-ups of a process's main thread so far: the times it blocked.

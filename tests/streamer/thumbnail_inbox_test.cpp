@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "built_paths.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 
@@ -71,8 +71,8 @@ int RunRanks() {
 void ExpectDrainNeverWaits(const std::string& mca) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   const testing::TempDir dir;
-  const testing::ProcessResult r = testing::Shell(
-      mca + " timeout 60 " + std::string(MPIRUN_PATH) + " -n 2 --oversubscribe " + self, dir);
+  const testing::ProcessResult r =
+      testing::Shell(mca + " timeout 60 " + MPIRUN_PATH + " -n 2 --oversubscribe " + self, dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int accepted = 0, intact = 0;
   long long longest = -1;

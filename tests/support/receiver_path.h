@@ -6,13 +6,13 @@
 #include <cstdlib>
 #include <string>
 
-#include "built_paths.h"
+#include "tests/support/built_paths.h"
 
 namespace tilestream::testing {
 
 inline std::string ReceiverPath() {
   const char* other = std::getenv("TILESTREAM_RECEIVER");
-  return other && *other ? other : RECEIVER_PATH;
+  return other && *other ? std::string(other) : RECEIVER_PATH;
 }
 
 }  // namespace tilestream::testing

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "built_paths.h"
+#include "tests/support/built_paths.h"
 #include "tests/testbed/testbed_fixture.h"
 
 namespace tilestream {
@@ -23,7 +23,7 @@ class LongPath : public testing::TestbedFixture {
   void SetUp() override {
     if (getuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces)";
     if (Shell("command -v iptables", dir_).exit_code != 0) GTEST_SKIP() << "needs iptables";
-    setenv("TILESTREAM_PATHLINE", PATHLINE_PATH, 1);
+    setenv("TILESTREAM_PATHLINE", ::tilestream::testing::built::kPathline, 1);
   }
   void TearDown() override {
     TestbedFixture::TearDown();
@@ -38,7 +38,7 @@ class LongPath : public testing::TestbedFixture {
   // The probe from the server to an echo on display node tile01.
   nlohmann::json Probe(uint64_t count, double gbps, uint32_t bytes) {
     const auto r =
-        Shell("ip netns exec ts-server " PATHLINE_PATH " probe --to 10.10.0.11:9999 --count " +
+        Shell("ip netns exec ts-server " + PATHLINE_PATH + " probe --to 10.10.0.11:9999 --count " +
                   std::to_string(count) + " --gbps " + std::to_string(gbps) + " --bytes " +
                   std::to_string(bytes),
               dir_);
@@ -46,8 +46,8 @@ class LongPath : public testing::TestbedFixture {
     return nlohmann::json::parse(r.output, nullptr, false);
   }
   void StartEcho() {
-    const auto r = Shell("ip netns exec ts-tile01 " PATHLINE_PATH
-                         " echo --port 9999 --seconds 60 > /dev/null 2>&1 &",
+    const auto r = Shell("ip netns exec ts-tile01 " + PATHLINE_PATH +
+                             " echo --port 9999 --seconds 60 > /dev/null 2>&1 &",
                          dir_);
     ASSERT_EQ(r.exit_code, 0);
     // Answering once a probe comes back.
@@ -103,8 +103,7 @@ class LongPath : public testing::TestbedFixture {
   // `scenario`), its report.
   nlohmann::json Simulated(const std::string& scenario) {
     const std::string json = dir_ / "sim.json";
-    const auto r =
-        Shell(std::string(WALLSIM_PATH) + " --scenario " + scenario + " --json " + json, dir_);
+    const auto r = Shell(WALLSIM_PATH + " --scenario " + scenario + " --json " + json, dir_);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     std::ifstream in(json);
     return nlohmann::json::parse(in, nullptr, false);

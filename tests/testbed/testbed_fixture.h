@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "built_paths.h"
 #include "common/store/tile_store.h"
 #include "common/wall/wall_config.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/frame_log.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
@@ -103,7 +103,7 @@ class TestbedFixture : public ::testing::Test {
     const pid_t pid = fork();
     if (pid == 0) {
       execl("/bin/sh", "sh", "-c",
-            ("exec ip netns exec ts-" + node + " " RECEIVER_PATH " --config " + config_path_ +
+            ("exec ip netns exec ts-" + node + " " + RECEIVER_PATH + " --config " + config_path_ +
              " --node " + node + " --headless -q --frame-log " + (dir_ / (node + ".txt")) +
              " --json " + (dir_ / (node + ".json")) + " > " + (dir_ / (node + ".out")) + " 2>&1")
                 .c_str(),
@@ -131,10 +131,11 @@ class TestbedFixture : public ::testing::Test {
   // Streams `ticks` ticks through the testbed (`arguments` added) with
   // `ranks` MPI ranks (1: a rank per tile, spawned); the job's output.
   ProcessResult Stream(uint64_t ticks, const std::string& arguments = "", int ranks = 1) {
-    return Shell("timeout 120 ip netns exec ts-server " MPIRUN_PATH " -n " + std::to_string(ranks) +
-                     " --oversubscribe " STREAMER_PATH " --config " + config_path_ + " --movie " +
-                     (dir_ / "movie") + " --ticks " + std::to_string(ticks) + " -q --json " +
-                     (dir_ / "streamer.json") + " " + arguments,
+    return Shell("timeout 120 ip netns exec ts-server " + MPIRUN_PATH + " -n " +
+                     std::to_string(ranks) + " --oversubscribe " + STREAMER_PATH + " --config " +
+                     config_path_ + " --movie " + (dir_ / "movie") + " --ticks " +
+                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " +
+                     arguments,
                  dir_);
   }
 

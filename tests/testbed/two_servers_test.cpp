@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "built_paths.h"
+#include "tests/support/built_paths.h"
 #include "tests/testbed/testbed_fixture.h"
 
 namespace tilestream {
@@ -35,7 +35,7 @@ class TwoServers : public testing::TestbedFixture {
   // it plays.
   std::string LaunchCommand(uint64_t ticks, const std::string& movie = "--movie movie") {
     return "MPIRUN_FLAGS='--mca plm_rsh_agent " + kSourceDir +
-           "/testbed/testbed-rsh' STREAMER=" STREAMER_PATH " timeout 120 " + kSourceDir +
+           "/testbed/testbed-rsh' STREAMER=" + STREAMER_PATH + " timeout 120 " + kSourceDir +
            "/testbed/testbed.sh exec srv1 " + kSourceDir + "/scripts/streamer.sh --config " +
            config_path_ + " " + movie + " --ticks " + std::to_string(ticks) + " -q --json " +
            (dir_ / "streamer.json");
@@ -49,7 +49,8 @@ class TwoServers : public testing::TestbedFixture {
   // `wallctl COMMAND` from display node tile01, as its operator would.
   std::pair<int, std::string> Ctl(const std::string& command) {
     const auto r = Shell(
-        "ip netns exec ts-tile01 " WALLCTL_PATH " --config " + config_path_ + " " + command, dir_);
+        "ip netns exec ts-tile01 " + WALLCTL_PATH + " --config " + config_path_ + " " + command,
+        dir_);
     return {r.exit_code, r.output};
   }
 
@@ -234,12 +235,12 @@ TEST_F(TwoServers, AKilledRankOnTheSecondServerEndsTheJobNamingTileAndServer) {
 TEST_F(TwoServers, ARankOnTheWrongServerIsRefusedNamingTheTileAndBothHosts) {
   std::ofstream(dir_ / "swapped") << "ts-srv2 slots=5\nts-srv1 slots=4\n";
   const ProcessResult r =
-      Shell("timeout 60 " + kSourceDir +
-                "/testbed/testbed.sh exec srv1 " MPIRUN_PATH " -n 9 --hostfile " +
-                (dir_ / "swapped") + " --map-by slot --mca plm_rsh_agent " + kSourceDir +
+      Shell("timeout 60 " + kSourceDir + "/testbed/testbed.sh exec srv1 " + MPIRUN_PATH +
+                " -n 9 --hostfile " + (dir_ / "swapped") + " --map-by slot --mca plm_rsh_agent " +
+                kSourceDir +
                 "/testbed/testbed-rsh --mca oob_tcp_if_include 10.99.0.0/24 --mca "
-                "btl_tcp_if_include 10.99.0.0/24 " STREAMER_PATH " --config " +
-                config_path_ + " --movie movie --ticks 10",
+                "btl_tcp_if_include 10.99.0.0/24 " +
+                STREAMER_PATH + " --config " + config_path_ + " --movie movie --ticks 10",
             dir_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, ::testing::ContainsRegex("tile r[01]c[0-3] runs on host 'ts-srv[12]', "

@@ -5,15 +5,15 @@
 
 #include <string>
 
-#include "built_paths.h"
 #include "common/control/http_listener.h"
+#include "tests/support/built_paths.h"
 
 namespace tilestream {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kConfigs = TILESTREAM_SOURCE_DIR "/configs/";
+const std::string kConfigs = TILESTREAM_SOURCE_DIR + "/configs/";
 
 // A valid 2x1 wall to which each test adds one mistake.
 constexpr const char* kTwoTiles = R"(

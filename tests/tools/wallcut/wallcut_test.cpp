@@ -10,12 +10,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "built_paths.h"
 #include "common/base/aligned_buffer.h"
 #include "common/image/ppm.h"
 #include "common/image/scaler.h"
 #include "common/image/ycbcr.h"
 #include "common/store/tile_store.h"
+#include "tests/support/built_paths.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
