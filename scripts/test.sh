@@ -19,11 +19,13 @@ scripts/build.sh build
 stage "receiver under ThreadSanitizer"
 scripts/build.sh --tsan
 
-# Beside the live tests, at low priority: the style check, the sanitizer
-# build and its unit tests and simulation. They need CPU, not time; the
-# live tests mostly wait on a wall's clock, assert nothing the machine's
-# speed decides, and are held to pass with two CPU hogs beside them
-# (scripts/test-under-load.sh). Their output follows the live tests'.
+# Beside the live tests, at low priority: the style check, the unit tests
+# and the simulation (the normal build's, then the sanitizer build's).
+# They need CPU, not time: the unit tests drive their own clocks and the
+# simulation runs on virtual time, so the load beside them changes no
+# result; the live tests mostly wait on a wall's clock, assert nothing the
+# machine's speed decides, and are held to pass with two CPU hogs beside
+# them (scripts/test-under-load.sh). Their output follows the live tests'.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 beside_log=build/beside-the-live-tests.log
@@ -31,6 +33,8 @@ beside_log=build/beside-the-live-tests.log
   renice -n 10 -p "$BASHPID" >/dev/null  # before it starts anything
   stage style
   scripts/check-style.sh build --changed
+  stage "unit tests and the simulation (RelWithDebInfo build)"
+  ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120 -L 'unit|sim'
   stage "AddressSanitizer and UndefinedBehaviorSanitizer build"
   scripts/build.sh --sanitize
   # Under ASan + UBSan (docs/decisions.md, "What the sanitizers repeat"):
@@ -58,8 +62,8 @@ if [ "$(id -u)" -eq 0 ]; then
   scripts/package-test.sh || rc=$?
 fi
 
-stage "tests (RelWithDebInfo build)"
-ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120 || rc=$?
+stage "live tests (RelWithDebInfo build)"
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 120 -LE 'unit|sim' || rc=$?
 
 stage "waiting for the style check and the sanitizers' run beside the tests"
 beside_rc=0
