@@ -49,13 +49,9 @@ if [ "$mode" = "--changed" ] && [ -n "$base" ] && git cat-file -e "$base^{commit
 else
   echo "check-style: clang-tidy (.clang-tidy) over $build/compile_commands.json" >&2
 fi
-# A compile database naming every file: the build compiles some in batches
-# (TILESTREAM_UNITY), and its own database names only the batches.
-db="$build/tidy-db"
-cmake -S . -B "$db" -DTILESTREAM_UNITY=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! run-clang-tidy -p "$db" -quiet -j "$(nproc)" "$units" >"$log" 2>&1; then
+if ! run-clang-tidy -p "$build" -quiet -j "$(nproc)" "$units" >"$log" 2>&1; then
   grep -E "(warning|error): " "$log" | sed 's/\x1b\[[0-9;]*m//g' | sort -u >&2 || cat "$log" >&2
   echo "check-style: clang-tidy found the above" >&2
   exit 1
