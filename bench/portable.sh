@@ -24,7 +24,7 @@ rm -rf "${dir:?}"/{bin,lib,usr,etc,env.sh}
 mkdir -p "$dir/bin" "$dir/lib"
 gcc -O2 -pthread -o build/bench/udpceil ../shared/bench/udpceil.c -lm
 programs=(build/streamer/streamer build/receiver/receiver build/tools/wallcut build/tools/wallctl build/testbed/pathline
-  build/bench/udpceil
+  build/bench/udpceil build/sim/wallsim
   build/bench/ring_read build/bench/packet_rate build/bench/udp_sink)
 for p in "${programs[@]}"; do strip -o "$dir/bin/$(basename "$p")" "$p"; done
 ompi=/usr/lib/x86_64-linux-gnu/openmpi
@@ -43,14 +43,22 @@ for c in "$ompi"/lib/openmpi3/mca_*.so; do
   mkdir -p "$dir$ompi/lib/openmpi3"
   cp "$c" "$dir$ompi/lib/openmpi3/"
 done
+# The tools the benchmarks' faults need (nft for losses and refusals; ip, tc
+# and iptables for the testbed's delay line), for a machine that has none:
+# env.sh puts them last on PATH, so a machine's own come first.
+mkdir -p "$dir/sbin" "$dir/xtables"
+for t in nft ip tc; do cp -L "$(command -v $t)" "$dir/sbin/"; done
+cp -L /usr/sbin/xtables-nft-multi "$dir/sbin/"
+for t in iptables iptables-save iptables-restore; do ln -sf xtables-nft-multi "$dir/sbin/$t"; done
+cp /usr/lib/x86_64-linux-gnu/xtables/*.so "$dir/xtables/"
 # Every library those load, but glibc's own.
-objects=("$dir"/bin/* "$dir"/usr/bin/orterun "$dir"/usr/bin/orted "$dir$ompi"/lib/openmpi3/*.so "$dir$pmix"/lib/pmix/*.so)
+objects=("$dir"/bin/* "$dir"/sbin/nft "$dir"/sbin/ip "$dir"/sbin/tc "$dir"/sbin/xtables-nft-multi "$dir"/xtables/*.so "$dir"/usr/bin/orterun "$dir"/usr/bin/orted "$dir$ompi"/lib/openmpi3/*.so "$dir$pmix"/lib/pmix/*.so)
 ldd "${objects[@]}" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|ld-linux-x86-64)\.so' |
   while read -r lib; do cp -L "$lib" "$dir/lib/"; done
 # Open MPI's library folder holds the same libraries by the names it opens.
 for lib in "$dir"/lib/lib{mpi,open-pal,open-rte}*.so*; do ln -sf "../../../../../lib/$(basename "$lib")" "$dir$ompi/lib/"; done
-for f in "$dir"/bin/* "$dir"/usr/bin/orterun "$dir"/usr/bin/orted "$dir"/lib/*.so* "$dir$ompi"/lib/openmpi3/*.so "$dir$pmix"/lib/pmix/*.so; do
+for f in "$dir"/bin/* "$dir"/sbin/* "$dir"/xtables/*.so "$dir"/usr/bin/orterun "$dir"/usr/bin/orted "$dir"/lib/*.so* "$dir$ompi"/lib/openmpi3/*.so "$dir$pmix"/lib/pmix/*.so; do
   [ -L "$f" ] && continue
   rel=$(realpath --relative-to="$(dirname "$f")" "$dir/lib")
   patchelf --force-rpath --set-rpath "\$ORIGIN/$rel" "$f"
@@ -60,6 +68,8 @@ cat >"$dir/env.sh" <<'EOF'
 portable=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export OPAL_PREFIX=$portable/usr PATH=$portable/usr/bin:$PATH
 export OMPI_MCA_mca_base_param_files=$portable/etc/openmpi/openmpi-mca-params.conf
+export PATH=$PATH:$portable/sbin
+command -v iptables | grep -q "^$portable/" && export XTABLES_LIBDIR=$portable/xtables
 # Open MPI's PMIx opens its plugins by the path it was built with; where the
 # machine has another PMIx's plugins there, put these in their place.
 pmix=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
@@ -71,6 +81,7 @@ mkdir -p build/streamer build/receiver build/tools build/testbed build/bench
 for p in streamer receiver; do ln -sf "$portable/bin/$p" "build/$p/$p"; done
 for p in wallcut wallctl; do ln -sf "$portable/bin/$p" "build/tools/$p"; done
 ln -sf "$portable/bin/pathline" build/testbed/pathline
+mkdir -p build/sim && ln -sf "$portable/bin/wallsim" build/sim/wallsim
 for p in udpceil ring_read packet_rate udp_sink; do ln -sf "$portable/bin/$p" "build/bench/$p"; done
 export UDPCEIL=$PWD/build/bench/udpceil
 EOF

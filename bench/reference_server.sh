@@ -76,6 +76,7 @@ for run in "${runs[@]}"; do
   pkill -9 -f build/receiver/receiver 2>/dev/null
   pkill -9 -x mpirun 2>/dev/null
   pkill -9 -x streamer 2>/dev/null
-  tar -czf "$results/$name.tgz" -C /tmp "tsbench-$name" 2>>"$log"
+  # The logs and reports, not the movies (a switch library is 1.4 GB).
+  tar -czf "$results/$name.tgz" --exclude="*.rgb" -C /tmp "tsbench-$name" 2>>"$log"
 done
 echo "done $(date -u +%T)" >>"$log"
