@@ -49,9 +49,12 @@ if [ "$mode" = "--changed" ] && [ -n "$base" ] && git cat-file -e "$base^{commit
 else
   echo "check-style: clang-tidy (.clang-tidy) over $build/compile_commands.json" >&2
 fi
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-if ! run-clang-tidy -p "$build" -quiet -j "$(nproc)" "$units" >"$log" 2>&1; then
+log=$(mktemp) db=$(mktemp -d)
+trap 'rm -rf "$log" "$db"' EXIT
+# The build compiles files in batches (scripts/batches.py): clang-tidy reads
+# each file as itself.
+python3 scripts/batches.py database "$build" "$db"
+if ! run-clang-tidy -p "$db" -quiet -j "$(nproc)" "$units" >"$log" 2>&1; then
   grep -E "(warning|error): " "$log" | sed 's/\x1b\[[0-9;]*m//g' | sort -u >&2 || cat "$log" >&2
   echo "check-style: clang-tidy found the above" >&2
   exit 1
