@@ -56,9 +56,18 @@ def strip(text):
     return re.sub(r"'(?:\\.|[^'\\\n])*'", "''", text)
 
 
-def own_names(raw, lines):
-    """The names a file declares for itself, and whether it has a using-directive
-    at namespace scope. raw: the file's lines; lines: the same, stripped."""
+def unqualified(text):
+    """The names looked up where they stand: not after `::`, `.` or `->` (a
+    qualified name, or a member, is looked up in what comes before it)."""
+    return {m.group(0) for m in IDENT.finditer(text)
+            if not text[max(0, m.start() - 2):m.start()].endswith(("::", ".", "->"))}
+
+
+def own_names(raw, lines, header=False):
+    """The names a file declares for itself (a header: every name it declares
+    at namespace scope, its namespaces' too), and whether it has a
+    using-directive at namespace scope. raw: the file's lines; lines: the
+    same, stripped."""
     names, directive, scopes = set(), False, []
     for text, line in zip(raw, lines):
         m = DEFINE.match(line)
@@ -68,8 +77,11 @@ def own_names(raw, lines):
         if re.match(r"^namespace\s*\{", line):
             scopes.append("anonymous")
             continue
-        if re.match(r"^namespace\s+[\w:]+\s*\{", line):
+        m = re.match(r"^namespace\s+([\w:]+)\s*\{", line)
+        if m:
             scopes.append("named")
+            if header:
+                names.update(n for n in m.group(1).split("::") if n != "tilestream")
             continue
         if re.match(r"^\}\s*//\s*namespace\b", text):
             if scopes:
@@ -82,7 +94,7 @@ def own_names(raw, lines):
             continue
         if re.match(r"^using\s+[\w:]+::\w+\s*;", line):
             continue  # a using-declaration: the same entity wherever it is repeated
-        if "anonymous" not in scopes and not line.startswith(("static ", "using ")):
+        if not header and "anonymous" not in scopes and not line.startswith(("static ", "using ")):
             continue
         for pattern in DECLARATIONS:
             m = pattern.match(line)
@@ -94,18 +106,74 @@ def own_names(raw, lines):
     return names, directive
 
 
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+class Headers:
+    """The tree's headers a file includes, directly or through others, and
+    the names each declares."""
+
+    def __init__(self, top):
+        self.top = top
+        self.read = {}  # path: (names, included paths)
+        self.closures = {}
+
+    def included(self, path, text):
+        found = []
+        for name in INCLUDE.findall(text):
+            for base in (self.top, os.path.dirname(path)):
+                candidate = os.path.normpath(os.path.join(base, name))
+                if candidate.startswith(self.top + os.sep) and os.path.isfile(candidate):
+                    found.append(candidate)
+                    break
+        return found
+
+    def header(self, path):
+        if path not in self.read:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                raw = f.read()
+            text = strip(raw)
+            self.read[path] = (own_names(raw.split("\n"), text.split("\n"), header=True)[0],
+                               self.included(path, raw))
+        return self.read[path]
+
+    def closure(self, paths):
+        seen, todo = set(), list(paths)
+        while todo:
+            p = todo.pop()
+            if p not in seen:
+                seen.add(p)
+                todo.extend(self.header(p)[1])
+        return seen
+
+    def names(self, paths):
+        return set().union(*(self.header(p)[0] for p in paths)) if paths else set()
+
+
 class Source:
-    def __init__(self, path, top):
+    def __init__(self, path, top, headers=None):
         self.path = path
         self.relative = os.path.relpath(path, top)
+        self.headers = headers or Headers(top)
         with open(path, encoding="utf-8") as f:
             raw = f.read()
         text = strip(raw)
         self.names, self.alone = own_names(raw.split("\n"), text.split("\n"))
-        self.tokens = set(IDENT.findall(text))
+        self.tokens = unqualified(text)
+        self.included = self.headers.closure(self.headers.included(path, raw))
+        # What it names, less the namespaces it opens itself (a header's
+        # `namespace tilestream::sim` is the one a file in it means).
+        opened = re.findall(r"^namespace\s+([\w:]+)\s*\{", text, flags=re.M)
+        self.uses = self.tokens - {n for o in opened for n in o.split("::")}
 
     def clashes(self, other):
-        return bool(self.names & other.tokens or other.names & self.tokens)
+        """Whether one of the two uses a name the other declares for itself,
+        or one its headers declare that the other's do not."""
+        if self.names & other.tokens or other.names & self.tokens:
+            return True
+        mine = self.headers.names(self.included - other.included)
+        theirs = self.headers.names(other.included - self.included)
+        return bool(mine & other.uses or theirs & self.uses)
 
 
 def plan(sources, size):
@@ -137,7 +205,8 @@ def write_if_changed(path, text):
 def plan_group(name, paths, top, out_dir, size):
     """Writes NAME_K.cpp in out_dir for each batch of two or more of paths;
     returns what to compile: the batch files and the files left alone."""
-    cpp = [Source(p, top) for p in paths if p.endswith(".cpp") and p.startswith(top + os.sep)]
+    headers = Headers(top)
+    cpp = [Source(p, top, headers) for p in paths if p.endswith(".cpp") and p.startswith(top + os.sep)]
     rest = [p for p in paths if p not in {s.path for s in cpp}]
     batches = plan(cpp, size)
     compiled = []

@@ -78,6 +78,23 @@ class Planning(unittest.TestCase):
         t = Tree({"a.cpp": using, "b.cpp": using + "int G() { return HasSubstr; }\n"})
         self.assertEqual(t.plan("a.cpp", "b.cpp"), [["a.cpp", "b.cpp"]])
 
+    def test_a_header_one_includes_may_hide_what_the_other_meant(self):
+        # Once, a header's `tilestream::testing` hid GoogleTest's `testing`
+        # from a test compiled after its includer (a compile error, luckily).
+        t = Tree({
+            "support.h": "namespace tilestream::testing {\nvoid Shell();\n}  // namespace tilestream::testing\n",
+            "a.cpp": '#include "support.h"\nnamespace tilestream {\nvoid A() { testing::Shell(); }\n}  // namespace tilestream\n',
+            "b.cpp": "namespace tilestream {\nclass T : public testing::Test {};\n}  // namespace tilestream\n",
+            "c.cpp": "namespace tilestream {\nclass T : public ::testing::Test {};\n}  // namespace tilestream\n",
+            "d.cpp": '#include "support.h"\nvoid D() { tilestream::testing::Shell(); }\n',
+        })
+        self.assertEqual(t.plan("a.cpp", "b.cpp"), [["a.cpp"], ["b.cpp"]])
+        self.assertEqual(t.plan("a.cpp", "c.cpp", "d.cpp"), [["a.cpp", "c.cpp", "d.cpp"]])
+
+    def test_a_qualified_name_or_a_member_is_no_clash(self):
+        t = Tree({"a.cpp": ANON, "b.cpp": "int F(S s) { return s.kFrames + other::kFrames + p->kWidth; }\n"})
+        self.assertEqual(t.plan("a.cpp", "b.cpp"), [["a.cpp", "b.cpp"]])
+
     def test_a_using_directive_compiles_alone(self):
         t = Tree({"a.cpp": "using namespace tilestream;\n", "b.cpp": PLAIN, "c.cpp": PLAIN.replace("Other", "Third")})
         self.assertEqual(t.plan("a.cpp", "b.cpp", "c.cpp"), [["a.cpp"], ["b.cpp", "c.cpp"]])

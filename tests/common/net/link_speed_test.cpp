@@ -10,12 +10,12 @@
 namespace tilestream {
 namespace {
 
-class LinkSpeed : public testing::Test {
+class LinkSpeed : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = std::filesystem::temp_directory_path() /
             ("link_speed_" + std::to_string(::getpid()) + "_" +
-             testing::UnitTest::GetInstance()->current_test_info()->name());
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(root_);
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
