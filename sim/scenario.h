@@ -19,7 +19,9 @@ struct Fault {
   // can never send again (EBADF, a hard error). kLoad: the library's next
   // movie loaded (`load`), every tile pre-rolling it, the wall switching at
   // one tick; kLoadFails: the same, but tile `which` cannot open it, and
-  // the movie playing plays on.
+  // the movie playing plays on. kSyncUdpBlocked: a firewall drops node
+  // `which`'s sync datagrams both ways (its media still comes): the sync
+  // goes by TCP alone until they get through again.
   enum class Kind : uint8_t {
     kNicDown,
     kNodeLinkDown,
@@ -28,7 +30,8 @@ struct Fault {
     kNodeDies,
     kSendsFail,
     kLoad,
-    kLoadFails
+    kLoadFails,
+    kSyncUdpBlocked
   };
   Kind kind = Kind::kNicDown;
   uint32_t which = 0;  // the NIC, the node or the tile

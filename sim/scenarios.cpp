@@ -216,6 +216,16 @@ void FaultScenarios(std::vector<Scenario>& all) {
     all.push_back(s);
   }
   {
+    // A firewall that starts dropping the sync's datagrams mid-show: the
+    // decisions and reports go by TCP alone, and the node's round trip is
+    // measured by line again (NodeRoundTrip) until they get through.
+    Scenario s = Testbed("sync-udp-blocked", 40, 2, 0.005);
+    s.seconds = 20;
+    s.faults.push_back({Fault::Kind::kSyncUdpBlocked, 1, 4, 10, 0});
+    s.about += ", node 1's sync datagrams dropped both ways for 10 s";
+    all.push_back(s);
+  }
+  {
     Scenario s = Testbed("node-stopped-10s", 0.1, 0, 0);
     s.seconds = 20;
     s.faults.push_back({Fault::Kind::kNodeStopped, 1, 3, 10, 0});
@@ -349,8 +359,9 @@ std::string Scenario::ConfigToml() const {
 std::string Scenario::Describe() const {
   std::string said;
   for (const Fault& f : faults) {
-    static const char* kNames[] = {"nic-down",  "node-link-down", "node-stopped", "rank-late",
-                                   "node-dies", "sends-fail",     "load",         "load-fails"};
+    static const char* kNames[] = {"nic-down",  "node-link-down", "node-stopped",
+                                   "rank-late", "node-dies",      "sends-fail",
+                                   "load",      "load-fails",     "sync-udp-blocked"};
     said += fmt::format(" {}({} at {:.1f}s for {:.1f}s{})", kNames[static_cast<int>(f.kind)],
                         f.which, f.at_s, f.for_s,
                         f.kind == Fault::Kind::kRankLate ? fmt::format(" by {}ms", f.late_ms) : "");

@@ -75,18 +75,23 @@ void Wall::SetUpNodes() {
     for (auto& d : media.down) d = {d.first + play_start_ns_, d.second + play_start_ns_};
     for (auto& b : media.bursts) b.first += play_start_ns_;
     if (s_.burst_node >= 0 && static_cast<uint32_t>(s_.burst_node) != n) media.bursts.clear();
-    for (const Fault& f : s_.faults)
-      if (f.kind == Fault::Kind::kNodeLinkDown && f.which == n)
-        media.down.emplace_back(play_start_ns_ + static_cast<int64_t>(f.at_s * 1e9),
-                                play_start_ns_ + static_cast<int64_t>((f.at_s + f.for_s) * 1e9));
+    const auto down_for = [&](Fault::Kind kind, PathSettings* path) {
+      for (const Fault& f : s_.faults)
+        if (f.kind == kind && f.which == n)
+          path->down.emplace_back(play_start_ns_ + static_cast<int64_t>(f.at_s * 1e9),
+                                  play_start_ns_ + static_cast<int64_t>((f.at_s + f.for_s) * 1e9));
+    };
+    down_for(Fault::Kind::kNodeLinkDown, &media);
     PathSettings back = media;
     back.bursts.clear();
+    PathSettings datagrams = back;  // the sync's: a firewall may drop them alone
+    down_for(Fault::Kind::kSyncUdpBlocked, &datagrams);
     node.media = std::make_unique<Path>(media, rng_.Fork());
     node.feedback = std::make_unique<Path>(back, rng_.Fork());
     node.sync_out = std::make_unique<Path>(back, rng_.Fork());
     node.sync_back = std::make_unique<Path>(back, rng_.Fork());
-    node.datagrams_out = std::make_unique<Path>(back, rng_.Fork());
-    node.datagrams_back = std::make_unique<Path>(back, rng_.Fork());
+    node.datagrams_out = std::make_unique<Path>(datagrams, rng_.Fork());
+    node.datagrams_back = std::make_unique<Path>(datagrams, rng_.Fork());
     node.to_node = std::make_unique<TcpStream>(
         &q_, node.sync_out.get(),
         [this, n](const std::string& l) { OnNode(n, [=, this] { AtNode(n, l); }); });
@@ -220,6 +225,7 @@ void Wall::ApplyFaults() {
         late_by_[f.which] = static_cast<int64_t>(f.late_ms * 1e6);
         break;
       case Fault::Kind::kNodeLinkDown:  // in its paths (SetUpNodes)
+      case Fault::Kind::kSyncUdpBlocked:
         break;
       case Fault::Kind::kNodeDies:
         q_.At(from, [this, f] { NodeDies(f.which); });

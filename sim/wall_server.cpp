@@ -242,7 +242,7 @@ void Wall::Second() {
   int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
-    Ping(i, n.trip.way());
+    Ping(i, n.trip.Ping(q_.now()));
     if (!n.trip.settled()) continue;  // as the control server's LargestRtt
     sync = std::max(sync, n.trip.estimate().rtt_ns);
     sync_var = std::max(sync_var, n.trip.estimate().rttvar_ns);

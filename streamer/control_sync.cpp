@@ -39,8 +39,9 @@ size_t ControlServer::synced_nodes() const {
 }
 
 void ControlServer::PingSyncNodes(bool unsettled_only) {
-  for (const auto& [id, c] : clients_)
-    if (c.node >= 0 && !(unsettled_only && c.trip.settled())) SendPing(id, c, c.trip.way());
+  const int64_t now = MonotonicNs();
+  for (auto& [id, c] : clients_)
+    if (c.node >= 0 && !(unsettled_only && c.trip.settled())) SendPing(id, c, c.trip.Ping(now));
 }
 
 // As a datagram once the node's come (common/control/node_round_trip.h).

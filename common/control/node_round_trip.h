@@ -8,10 +8,13 @@
 // one such sample at the join made `auto` choose its maximum (500 ms)
 // where 40 ms asked for 200. So once a pong has come by datagram the
 // estimate starts over from it, and pongs by line are no longer taken;
-// the lines only measure a wall whose datagrams never come (UDP blocked).
-// Three pings in a row (a round trip with some deviation before tick 0),
-// each sent the way the last pong came, then one a second (the
-// caller's). The control server and the wall's
+// the lines only measure a wall whose datagrams never come (UDP blocked),
+// or stopped coming: pings by datagram unanswered for kSilentNs (a firewall
+// that starts dropping UDP mid-run) send the pings by line again, and the
+// estimate is the lines' until a pong by datagram comes again (the node's
+// next datagram tries that way). Three pings in a row (a round trip with
+// some deviation before tick 0), each sent the way the last pong came,
+// then one a second (the caller's). The control server and the wall's
 // simulation both drive it. Plain logic; not thread-safe.
 #pragma once
 
@@ -25,12 +28,17 @@ class NodeRoundTrip {
  public:
   enum class Via : uint8_t { kNone, kLine, kDatagram };
   static constexpr uint64_t kJoinPings = 3;
+  static constexpr int64_t kSilentNs = 3'000'000'000;
 
   // Joined, or joined again: everything starts over. The ping to send now.
   Via Joined();
-  // The node's first datagram came: a ping by datagram now (kNone after
-  // the first).
+  // A datagram of the node's came: a ping by datagram now if it is the
+  // first, or the first since the pings by datagram went unanswered (kNone
+  // otherwise).
   Via DatagramsKnown();
+  // A ping is due (the caller's, once a second, or more often before tick
+  // 0): the way to send it.
+  Via Ping(int64_t now_ns);
   // A pong of the ping stamped `ping_ns` came by `via` at `now_ns`.
   struct Answer {
     bool sampled = false;   // the estimate took it
@@ -38,7 +46,7 @@ class NodeRoundTrip {
   };
   Answer Pong(Via via, int64_t ping_ns, int64_t now_ns);
   // The way a ping goes now.
-  Via way() const { return datagrams_ ? Via::kDatagram : Via::kLine; }
+  Via way() const { return datagrams_ && !datagrams_lost_ ? Via::kDatagram : Via::kLine; }
   // The estimate can be used: a pong by datagram came, or kJoinPings by
   // line (a wall whose datagrams do not come). Before, a first pong by
   // line may be a retransmission's: the playout latency, which falls
@@ -48,8 +56,11 @@ class NodeRoundTrip {
 
  private:
   RttEstimate estimate_;
-  bool datagrams_ = false;    // the node's datagrams are known
-  bool by_datagram_ = false;  // the estimate is the datagrams'
+  bool datagrams_ = false;       // the node's datagrams are known
+  bool datagrams_lost_ = false;  // its pings by datagram went unanswered
+  bool by_datagram_ = false;     // the estimate is the datagrams'
+  uint64_t unanswered_ = 0;      // pings by datagram since the last pong that way
+  int64_t unanswered_since_ns_ = 0;
 };
 
 }  // namespace tilestream
