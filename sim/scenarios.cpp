@@ -195,19 +195,9 @@ const std::vector<int>& EveryRefusal() {
   return all;
 }
 
-// A NIC, a link, a node or a rank failing; refusals; two servers; pixels.
-void FaultScenarios(std::vector<Scenario>& all) {
-  {
-    Scenario s = Reference(22, "kernel");
-    s.name = "nic-down-5s";
-    s.seconds = 15;
-    s.faults.push_back({Fault::Kind::kNicDown, 1, 3, 5, 0});
-    s.about += ", NIC eth3 down for 5 s";
-    // Three NICs carry 92.5% of the wall's rate for its 110 ticks: asked
-    // 80% of that then, every tick else.
-    s.may_miss = static_cast<uint32_t>(std::ceil(5 * 22 * (1 - 0.8 * 0.925)));
-    all.push_back(s);
-  }
+// A display node's faults: its link down, its sync's datagrams dropped, the
+// node stopped, or dead.
+void NodeFaultScenarios(std::vector<Scenario>& all) {
   {
     Scenario s = Testbed("node-link-down", 0.1, 0, 0);
     s.faults.push_back({Fault::Kind::kNodeLinkDown, 2, 3, 2, 0});
@@ -234,6 +224,28 @@ void FaultScenarios(std::vector<Scenario>& all) {
     all.push_back(s);
   }
   {
+    Scenario s = Testbed("node-dies", 0.1, 0, 0.005);
+    s.faults.push_back({Fault::Kind::kNodeDies, 2, 3, 0, 0});
+    s.about += ", node 2's receiver killed 3 s in";
+    s.may_miss = 1;  // the tick under way as its connection closes
+    all.push_back(s);
+  }
+}
+
+// A NIC or a rank failing; refusals; two servers; pixels.
+void FaultScenarios(std::vector<Scenario>& all) {
+  {
+    Scenario s = Reference(22, "kernel");
+    s.name = "nic-down-5s";
+    s.seconds = 15;
+    s.faults.push_back({Fault::Kind::kNicDown, 1, 3, 5, 0});
+    s.about += ", NIC eth3 down for 5 s";
+    // Three NICs carry 92.5% of the wall's rate for its 110 ticks: asked
+    // 80% of that then, every tick else.
+    s.may_miss = static_cast<uint32_t>(std::ceil(5 * 22 * (1 - 0.8 * 0.925)));
+    all.push_back(s);
+  }
+  {
     Scenario s = Reference(22, "none");
     s.name = "refused-1pct";
     s.seconds = 20;
@@ -248,13 +260,6 @@ void FaultScenarios(std::vector<Scenario>& all) {
     s.refused = 0.01;
     s.refused_errnos = EveryRefusal();
     s.about += ", 1% of sends refused, each errno a sender meets alike";
-    all.push_back(s);
-  }
-  {
-    Scenario s = Testbed("node-dies", 0.1, 0, 0.005);
-    s.faults.push_back({Fault::Kind::kNodeDies, 2, 3, 0, 0});
-    s.about += ", node 2's receiver killed 3 s in";
-    s.may_miss = 1;  // the tick under way as its connection closes
     all.push_back(s);
   }
   {
@@ -328,6 +333,7 @@ std::vector<Scenario> MakeScenarios() {
   std::vector<Scenario> all;
   ReferenceScenarios(all);
   PathScenarios(all);
+  NodeFaultScenarios(all);
   FaultScenarios(all);
   return all;
 }
