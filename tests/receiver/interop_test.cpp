@@ -275,8 +275,12 @@ class StreamerInteropTest : public InteropTest {
   }
 
   // Starts `command` in the background (its own process group); returns
-  // once it has bound the tile's port.
-  void StartListener(const std::string& command) {
+  // once it has bound the tile's port and, with `ready`, once it has said
+  // so: a pipeline that binds its port before it reads (gst-launch's
+  // udpsrc until PLAYING) lets the kernel drop what overflows its buffer
+  // meanwhile, and on a loaded machine that was a whole frame's packets
+  // (CI, 2026-11-28).
+  void StartListener(const std::string& command, const std::string& ready = "") {
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
@@ -287,6 +291,9 @@ class StreamerInteropTest : public InteropTest {
     for (int i = 0; i < 600 && !testing::UdpPortBound(port_); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     ASSERT_TRUE(testing::UdpPortBound(port_)) << "never bound port " << port_;
+    for (int i = 0; i < 600 && Output("listener.out").find(ready) == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_NE(Output("listener.out").find(ready), std::string::npos) << Output("listener.out");
   }
 
   // Waits (bounded) until `path` holds `frames` frames, then ends the
@@ -342,10 +349,11 @@ TEST_F(StreamerInteropTest, GstreamerRtpvrawdepayReceivesTheStoresFrames) {
   if (!Have("gst-launch-1.0")) GTEST_SKIP() << "no gst-launch-1.0 (gstreamer1.0-tools)";
   StartListener(
       "gst-launch-1.0 -e udpsrc port=" + std::to_string(port_) +
-      " caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=RGB,"
-      "depth=(string)8,width=(string)160,height=(string)100,payload=96\" ! rtpvrawdepay ! "
-      "video/x-raw,format=RGB ! filesink location=" +
-      (dir_ / "got.rgb"));
+          " caps=\"application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=RGB,"
+          "depth=(string)8,width=(string)160,height=(string)100,payload=96\" ! rtpvrawdepay ! "
+          "video/x-raw,format=RGB ! filesink location=" +
+          (dir_ / "got.rgb"),
+      "New clock");  // gst-launch prints it once the pipeline is PLAYING
   const auto tx = Stream(20);
   ASSERT_EQ(tx.exit_code, 0) << tx.output;
   const uint64_t sent = SentFrames();
@@ -391,7 +399,8 @@ TEST_F(StreamerInteropTest, GstreamerRtpbinRecoversLostPacketsThroughTheStreamer
                           dir_);
   ASSERT_EQ(drop.exit_code, 0) << drop.output;
   StartListener(std::string(testing::built::kGstRtxReceiver) + " " + std::to_string(port_) +
-                " 160 100 30 " + (dir_ / "got.rgb"));
+                    " 160 100 30 " + (dir_ / "got.rgb"),
+                "gst_rtx_receiver: listening");
   const auto tx = Stream(60);
   const std::string counted = Shell("nft list table netdev " + table, dir_).output;
   Shell("nft delete table netdev " + table, dir_);
