@@ -1,11 +1,11 @@
 # Compiling in batches (a unity build of our own, scripts/batches.py;
-# docs/decisions.md, "CI time"): the tests and the programs' libraries are
-# compiled a few files at once, so the headers they share (gtest, the
-# wings, CLI11, nlohmann) are parsed and compiled once a batch, not once a
-# file. A batch includes its files from the tree's top, so it reads the
-# same in every clone and hits the compiler cache a developer's build
-# filled; files that declare names the others use stay apart.
-option(TILESTREAM_BATCHES "Compile the tests and the programs' libraries in batches (scripts/batches.py)" ON)
+# docs/decisions.md, "CI time"): the wings, the programs' libraries and the
+# tests are compiled a few files at once, so the headers they share (gtest,
+# the wings, CLI11, nlohmann) are parsed and compiled once a batch, not
+# once a file. A batch includes its files by their path from it, so it
+# reads the same in every clone and hits the compiler cache a developer's
+# build filled; files that declare names the others use stay apart.
+option(TILESTREAM_BATCHES "Compile the wings, the programs' libraries and the tests in batches (scripts/batches.py)" ON)
 find_package(Python3 COMPONENTS Interpreter)
 
 # Call once, after the targets have all their sources.

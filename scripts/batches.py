@@ -2,13 +2,14 @@
 """Batches of source files compiled as one (a unity build) that cannot change
 what a file means (docs/decisions.md, "CI time").
 
-A batch file includes its members from the tree's top (`#include
-"tests/x.cpp"`), so it reads the same in every clone and a clone hits the
-compiler cache a developer's build filled. Two files share a batch only when
-neither names what the other declares for itself: a name in an anonymous
-namespace, a `static` one, a macro, or a `using` at namespace scope. Such a
-name from one file would otherwise stay visible in the next and could hide the
-name that file meant (once, `kFrames = 30` of one test hid a header's
+A batch file includes its members by their path from it (`#include
+"../../tests/x.cpp"` from build/batches/), so it reads the same in every
+clone and a clone hits the compiler cache a developer's build filled. Two
+files share a batch only when neither uses a name the other declares for
+itself (in an anonymous namespace, `static`, a macro, a using-alias at
+namespace scope) or one that a header only the other includes declares. Such
+a name from one file would otherwise stay visible in the next and could hide
+the name that file meant (once, `kFrames = 30` of one test hid a header's
 `kFrames = 8` from the next, and four tests changed meaning without an
 error). A file with a `using namespace` at namespace scope is compiled alone.
 
@@ -212,7 +213,8 @@ def plan_group(name, paths, top, out_dir, size):
     compiled = []
     for k, b in enumerate((b for b in batches if len(b) > 1), start=1):
         path = os.path.join(out_dir, f"{name}_{k}.cpp")
-        write_if_changed(path, MARK + "\n" + "".join(f'#include "{m.relative}"\n' for m in b))
+        members = "".join(f'#include "{os.path.relpath(m.path, out_dir)}"\n' for m in b)
+        write_if_changed(path, MARK + "\n" + members)
         compiled.append(path)
     for stale in set(glob.glob(os.path.join(out_dir, f"{name}_[0-9]*.cpp"))) - set(compiled):
         os.remove(stale)
@@ -238,7 +240,6 @@ def cmd_plan(args):
 def cmd_database(args):
     with open(os.path.join(args.build, "compile_commands.json"), encoding="utf-8") as f:
         entries = json.load(f)
-    top = None
     out = []
     for e in entries:
         with open(e["file"], encoding="utf-8", errors="replace") as f:
@@ -246,9 +247,8 @@ def cmd_database(args):
         if MARK not in text:
             out.append(e)
             continue
-        top = top or os.path.dirname(os.path.abspath(args.build))
         for member in re.findall(r'^#include "([^"]+)"', text, flags=re.M):
-            path = os.path.join(top, member)
+            path = os.path.normpath(os.path.join(os.path.dirname(e["file"]), member))
             c = dict(e, file=path)
             for key in ("command", "arguments"):
                 if key in c and isinstance(c[key], str):

@@ -119,7 +119,8 @@ class Files(unittest.TestCase):
         batch = os.path.join(out, "lib_1.cpp")
         self.assertEqual(compiled.split(","), [batch, os.path.join(t.top, "d.cpp")])
         with open(batch, encoding="utf-8") as f:
-            self.assertEqual(f.read().splitlines()[1:], ['#include "a.cpp"', '#include "b.cpp"', '#include "c.cpp"'])
+            self.assertEqual(f.read().splitlines()[1:],
+                             ['#include "../../a.cpp"', '#include "../../b.cpp"', '#include "../../c.cpp"'])
         build = os.path.join(t.top, "build")
         with open(os.path.join(build, "compile_commands.json"), "w", encoding="utf-8") as f:
             json.dump([{"directory": build, "file": batch, "command": f"c++ -c {batch}"}], f)
