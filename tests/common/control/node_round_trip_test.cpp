@@ -6,7 +6,16 @@ namespace tilestream {
 namespace {
 
 using Via = NodeRoundTrip::Via;
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kMs = 1'000'000, kS = 1'000'000'000;
+
+// Joined, its datagrams known, a pong that way after 40 ms.
+NodeRoundTrip MeasuredByDatagram() {
+  NodeRoundTrip r;
+  r.Joined();
+  r.DatagramsKnown();
+  r.Pong(Via::kDatagram, 0, 40 * kMs);
+  return r;
+}
 
 // Until the node's datagrams are known, pings go and come by line: three
 // on joining, each after the last one's pong.
@@ -76,11 +85,7 @@ TEST(NodeRoundTrip, JoiningAgainStartsOver) {
 // lines' from then on: it follows a path that changed while UDP was
 // blocked, where it kept the last datagram's before.
 TEST(NodeRoundTrip, PingsByDatagramUnansweredForThreeSecondsGoByLineAgain) {
-  constexpr int64_t kS = 1'000'000'000;
-  NodeRoundTrip r;
-  r.Joined();
-  r.DatagramsKnown();
-  r.Pong(Via::kDatagram, 0, 40 * kMs);
+  NodeRoundTrip r = MeasuredByDatagram();
   EXPECT_EQ(r.Ping(1 * kS), Via::kDatagram);  // lost
   EXPECT_EQ(r.Ping(2 * kS), Via::kDatagram);  // lost
   EXPECT_EQ(r.Ping(3 * kS), Via::kDatagram);
@@ -108,11 +113,7 @@ TEST(NodeRoundTrip, PingsByDatagramUnansweredForThreeSecondsGoByLineAgain) {
 // pings by datagram keep going unanswered, and each time the estimate the
 // lines measured stays.
 TEST(NodeRoundTrip, DatagramsThatComeAgainAreTriedAgainAndTheLinesEstimateStaysMeanwhile) {
-  constexpr int64_t kS = 1'000'000'000;
-  NodeRoundTrip r;
-  r.Joined();
-  r.DatagramsKnown();
-  r.Pong(Via::kDatagram, 0, 40 * kMs);
+  NodeRoundTrip r = MeasuredByDatagram();
   for (int64_t s = 1; s <= 3; ++s) r.Ping(s * kS);
   EXPECT_EQ(r.Ping(4 * kS), Via::kLine);
   for (int i = 0; i < 3; ++i) r.Pong(Via::kLine, 5 * kS, 5 * kS + 60 * kMs);
