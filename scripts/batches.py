@@ -117,7 +117,6 @@ class Headers:
     def __init__(self, top):
         self.top = top
         self.read = {}  # path: (names, included paths)
-        self.closures = {}
 
     def included(self, path, text):
         found = []
