@@ -80,17 +80,19 @@ void Wall::AskForLost(uint32_t tile) {
       size_t taken = 0;
       const size_t size = WriteGenericNack(TileReceiverSsrc(tile), *t.assembler->ssrc(),
                                            {due.data() + done, n - done}, packet, &taken);
-      loss->CountNack();
       done += taken;
-      if (node.feedback->LoseDatagram(q_.now())) continue;
       auto nack = std::make_shared<std::vector<std::byte>>(packet.begin(), packet.begin() + size);
-      q_.At(node.feedback->ArrivalNs(q_.now()), [this, tile, nack] {
-        TileSender& s = *tiles_[tile].sender;
-        if (SimSockets::Endpoint* e = sockets_.Find(s.socket().fd())) {
-          e->feedback.push_back(*nack);
-          s.AnswerFeedback();
-        }
-      });
+      for (int copy = 0; copy < loss->nack_copies(); ++copy) {
+        loss->CountNack();
+        if (node.feedback->LoseDatagram(q_.now())) continue;
+        q_.At(node.feedback->ArrivalNs(q_.now()), [this, tile, nack] {
+          TileSender& s = *tiles_[tile].sender;
+          if (SimSockets::Endpoint* e = sockets_.Find(s.socket().fd())) {
+            e->feedback.push_back(*nack);
+            s.AnswerFeedback();
+          }
+        });
+      }
     }
   }
   const int64_t next = loss->next_due_ns();

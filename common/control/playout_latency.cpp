@@ -29,22 +29,32 @@ void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair
 void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again) {
   if (sent < sent_ || sent_again < sent_again_) sent_ = sent_again_ = 0;  // counts started over
   const uint64_t first_sent = (sent - sent_) - std::min(sent - sent_, sent_again - sent_again_);
+  const uint64_t ticks = ticks_ - ticks_at_sent_;
   if (first_sent > 0) {
     const double share = static_cast<double>(sent_again - sent_again_) / first_sent;
     share_ = share_measured_ ? share_ + (share - share_) / 8 : share;
     share_measured_ = true;
   }
+  if (first_sent > 0 && ticks > 0) {
+    const double per_tick = static_cast<double>(first_sent) / ticks;
+    packets_per_tick_ += packets_per_tick_ > 0 ? (per_tick - packets_per_tick_) / 8 : per_tick;
+  }
   sent_ = sent;
   sent_again_ = sent_again;
+  ticks_at_sent_ = ticks_;
 }
 
-// A round fails when its request or its answer is lost (2p); n rounds
-// leave (2p)^n of the lost packets unrepaired.
+// A lost packet's first request fails when it or its answer is lost (2p);
+// a request asked again goes twice (common/receive/loss_tracker.h), each
+// copy answered, and fails when both do: (2p)^2. n rounds leave
+// (2p)^(2n-1) of the lost packets unrepaired, and a tick loses p of its
+// packets.
 int PlayoutLatency::repair_rounds() const {
   if (!share_measured_) return kFirstRounds;
   const double fails = 2 * share_;
   int rounds = 2;
-  for (double left = fails * fails; left > kUnrepaired && rounds < kMostRounds; left *= fails)
+  for (double left = share_ * packets_per_tick_ * fails * fails * fails;
+       left > kSkipped && rounds < kMostRounds; left *= fails * fails)
     ++rounds;
   return rounds;
 }
@@ -65,6 +75,7 @@ int64_t PlayoutLatency::DeadlineFor(int64_t frame_end_ns) const {
 }
 
 PlayoutLatency::TickMoments PlayoutLatency::MomentsFor(int64_t frame_end_ns) {
+  ++ticks_;
   if (settings_.latency == SyncSettings::kAutoLatency && auto_ns_ == 0)
     auto_ns_ = settings_.latency_bound_ns();
   if (!timed())

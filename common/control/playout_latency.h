@@ -18,18 +18,21 @@
 //             for (`stream.reorder_ms`), n requests answered (the others
 //             for a request or an answer lost on the way), the report's way
 //             back, the decision's out; at most max_latency_ms. n follows
-//             the share p of packets the wall sent again (SetSent): a
-//             round fails when its request or answer is lost (2p), and n
-//             is the least, from 2 to 5, that leaves (2p)^n under one lost
-//             packet in 10,000 unrepaired: 2 up to 0.5% loss, 3 up to
-//             2.3%, 4 up to 5%, then 5; 3 until measured (the first
-//             second). With 2 at 2% loss, a lost packet needed a third
-//             request 1 time in 600, and the 2x2 wall, 110 lost a tick,
-//             skipped 2 ticks of 100 in the simulation; with 4, what the
-//             path's jitter adds to each round took the latency past a
-//             frame interval + 4 round trips (the bound of issue 43). On a
-//             path where answers take the round trip, 3.5 round trips with
-//             2, 4.6 with 3 (SRT's guide asks 3 at up to 1% loss, 4 at 3%,
+//             the share p of packets the wall sent again and the
+//             packets a tick sends, N (SetSent, and the ticks opened): a
+//             first request fails when it or its answer is lost (2p); a
+//             request asked again goes twice, each copy answered, and
+//             fails when both do ((2p)^2); n is the least, from 2 to 5,
+//             that leaves p N (2p)^(2n-1) under one tick in 10,000 with a
+//             packet unrepaired: with the 2x2 wall of 2560x1600 tiles
+//             (5,600 packets a tick) 2 below 0.7% loss, 3 below 2.9%, 4
+//             below 5.9%, then 5; 3 until measured (the first second). With requests
+//             asked again going once, n = 3 at 2% left a lost packet
+//             unrepaired once in 16,000, and the 2x2 wall (110 lost a
+//             tick) skipped 1 tick in 140 on the 16-core machine. On a
+//             path where answers take the round trip, 3.5 round trips
+//             with 2, 4.6 with 3 (SRT's guide asks 3 at up to 1% loss, 4
+//             at 3%,
 //             and has no sync's round trip to spend); never
 //             under one frame interval, the slack a wall without a latency
 //             has after a frame is sent (a node that assembles and reports
@@ -99,7 +102,7 @@ class PlayoutLatency {
   static constexpr int64_t kSlackNs = 5'000'000;
   static constexpr int kCalmUpdates = 5;
   static constexpr int64_t kFallNs = 2'000'000;
-  static constexpr double kUnrepaired = 1e-4;  // of the lost packets, by the rounds waited for
+  static constexpr double kSkipped = 1e-4;  // of the ticks, for a packet the rounds left lost
   static constexpr int kFirstRounds = 3, kMostRounds = 5;
   SyncSettings settings_;
   int64_t interval_ns_;
@@ -108,7 +111,9 @@ class PlayoutLatency {
   int calm_ = 0;         // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
   uint64_t sent_ = 0, sent_again_ = 0;  // at the last SetSent
+  uint64_t ticks_ = 0, ticks_at_sent_ = 0;  // opened (MomentsFor): in all, at the last SetSent
   double share_ = 0;
+  double packets_per_tick_ = 0;  // the wall's first sends, smoothed as share_ is
   bool share_measured_ = false;
 };
 

@@ -77,6 +77,7 @@ void LossTracker::PopFront() {
 }
 
 size_t LossTracker::TakeDue(std::span<uint16_t> out) {
+  asked_again_ = false;
   if (now_ns_ < next_due_ns_) return 0;
   // Given up past the window: found in order, so they are a prefix.
   while (size_ > 0 && (at(0).arrived || now_ns_ - at(0).found_ns >= options_.window_ns)) {
@@ -97,6 +98,10 @@ size_t LossTracker::TakeDue(std::span<uint16_t> out) {
       }
       out[n++] = static_cast<uint16_t>(e.sequence);
       if (e.requests == 0) e.first_request_ns = now_ns_;
+      if (e.requests > 0) {
+        asked_again_ = true;
+        ++stats_.asked_again;
+      }
       ++e.requests;
       e.due_ns = now_ns_ + RetryAfter(e.requests);
     }

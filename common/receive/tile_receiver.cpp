@@ -153,8 +153,10 @@ void TileReceiver::AskForLost() {
     size_t taken = 0;
     const size_t size = WriteGenericNack(TileReceiverSsrc(options_.tile_index), *assembler_.ssrc(),
                                          {due.data() + done, n - done}, packet, &taken);
-    socket_.SendTo({packet.data(), size}, *sender_);
-    loss->CountNack();
+    for (int copy = 0; copy < loss->nack_copies(); ++copy) {
+      socket_.SendTo({packet.data(), size}, *sender_);
+      loss->CountNack();
+    }
     done += taken;
   }
 }

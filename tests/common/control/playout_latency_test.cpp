@@ -113,32 +113,65 @@ TEST(PlayoutLatency, AutoTakesInTheWaitBeforeAMissingPacketIsAskedFor) {
   EXPECT_EQ(l.latency_ns(), (20 + 3 + 2 * 26 + 19) * kMs);
 }
 
+// A second of a wall at 25 fps sending `per_tick` packets a tick, `share`
+// of them sent again: its ticks opened, then its totals.
+struct Sent {
+  uint64_t sent = 0, again = 0;
+  void Second(PlayoutLatency* l, uint64_t per_tick, double share) {
+    for (int tick = 0; tick < 25; ++tick) {
+      l->MomentsFor(1000 * kMs);
+      sent += per_tick;
+      const auto lost = static_cast<uint64_t>(static_cast<double>(per_tick) * share);
+      sent += lost;
+      again += lost;
+    }
+    l->SetSent(sent, again);
+  }
+};
+
 // Where more packets are lost, more of them need a third request (the
-// request or the answer lost too): auto waits for as many repairs as
-// leave one lost packet in 10,000 unrepaired, 2 to 5; 3 until measured.
-// The share is smoothed (an eighth a second), the first taken whole.
+// request or the answer lost too, and again both copies of a request
+// asked again): auto waits for as many repairs as leave one tick in
+// 10,000 with a packet unrepaired, 2 to 5; 3 until measured. The share
+// and the packets a tick are smoothed (an eighth a second), the first
+// taken whole.
 TEST(PlayoutLatency, AutoWaitsForMoreRepairsWhereMoreIsSentAgain) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
   EXPECT_EQ(l.repair_rounds(), 3);
   l.SetSent(0, 0);  // nothing sent yet: nothing measured
   EXPECT_EQ(l.repair_rounds(), 3);
-  l.SetSent(10'300, 300);  // 3% of the first sends: 0.06^3 > 1e-4 > 0.06^4
+  l.Update(20 * kMs, 2 * kMs);  // measured before the first tick: it is not pinned at the maximum
+  Sent sent;
+  sent.Second(&l, 5600, 0.03);  // 168 lost a tick: 168 x 0.06^5 > 1e-4 > 168 x 0.06^7
   EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.03);
   EXPECT_EQ(l.repair_rounds(), 4);
   l.Update(20 * kMs, 2 * kMs);
   EXPECT_EQ(l.latency_ns(), (20 + 4 * 26 + 19) * kMs);
-  l.SetSent(20'300, 300);  // a second with nothing lost
+  sent.Second(&l, 5600, 0);  // a second with nothing lost: 2.6%, 147 x 0.0525^5 < 1e-4
   EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.03 * 7 / 8);
-  EXPECT_EQ(l.repair_rounds(), 4);
-  for (int second = 0; second < 3; ++second) l.SetSent(30'300 + second * 10'000, 300);
-  EXPECT_EQ(l.repair_rounds(), 3);  // 1.8%
-  for (int second = 0; second < 40; ++second) l.SetSent(90'300 + second * 10'000, 300);
+  EXPECT_EQ(l.repair_rounds(), 3);
+  for (int second = 0; second < 30; ++second) sent.Second(&l, 5600, 0.02);
+  EXPECT_EQ(l.repair_rounds(), 3);
+  for (int second = 0; second < 40; ++second) sent.Second(&l, 5600, 0.005);
   EXPECT_EQ(l.repair_rounds(), 2);
-  for (int second = 0; second < 40; ++second)
-    l.SetSent(500'000 + second * 10'700, 300 + second * 700);  // 7%
+  for (int second = 0; second < 40; ++second) sent.Second(&l, 5600, 0.07);
   EXPECT_EQ(l.repair_rounds(), 5);
   l.SetSent(1'000, 0);  // the counts started over: nothing lost since
   EXPECT_LT(l.sent_again_share(), 0.07);
+}
+
+// The same loss on a wall that sends fewer packets a tick loses fewer a
+// tick: it needs fewer repairs for the same share of its ticks.
+TEST(PlayoutLatency, AWallSendingFewerPacketsATickWaitsForFewerRepairs) {
+  PlayoutLatency small(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  PlayoutLatency large(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  Sent small_sent, large_sent;
+  for (int second = 0; second < 5; ++second) {
+    small_sent.Second(&small, 100, 0.01);   // 1 lost a tick: 1 x 0.02^3 < 1e-4
+    large_sent.Second(&large, 5600, 0.01);  // 56 lost a tick: 56 x 0.02^3 > 1e-4
+  }
+  EXPECT_EQ(small.repair_rounds(), 2);
+  EXPECT_EQ(large.repair_rounds(), 3);
 }
 
 // The wall began to play before a round trip was measured: its ticks

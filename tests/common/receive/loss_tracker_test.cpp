@@ -43,6 +43,26 @@ TEST(LossTracker, AsksAtOnceThenBacksOffAndStopsAfterTheLastTry) {
   EXPECT_EQ(t.next_due_ns(), LossTracker::kNever);
 }
 
+// A request that asks for a packet again goes twice (its first request
+// or answer was lost): the NACKs of that take are sent twice; a first
+// request, and a take with nothing, once.
+TEST(LossTracker, ARequestAskedAgainGoesTwice) {
+  LossTracker t(Options());
+  t.SetNow(0);
+  t.Lost(10, 1);
+  EXPECT_EQ(Due(t, 0), std::vector<uint16_t>{10});
+  EXPECT_EQ(t.nack_copies(), 1);
+  t.Lost(11, 1);
+  EXPECT_EQ(Due(t, 1 * kMs), std::vector<uint16_t>{11});
+  EXPECT_EQ(t.nack_copies(), 1);
+  EXPECT_EQ(Due(t, 2 * kMs), std::vector<uint16_t>{10});  // asked again
+  EXPECT_EQ(t.nack_copies(), 2);
+  EXPECT_EQ(Due(t, 2 * kMs + 1), std::vector<uint16_t>{});
+  EXPECT_EQ(t.nack_copies(), 1);
+  EXPECT_EQ(t.stats().requested, 3u);  // sequence numbers, not copies
+  EXPECT_EQ(t.stats().asked_again, 1u);
+}
+
 TEST(LossTracker, WhatArrivesIsNoLongerAskedFor) {
   LossTracker t(Options());
   t.SetNow(0);
