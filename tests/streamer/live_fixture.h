@@ -13,7 +13,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -22,6 +24,7 @@
 #include "common/net/udp_socket.h"
 #include "common/receive/tile_receiver.h"
 #include "tests/support/built_paths.h"
+#include "tests/support/frame_log.h"
 #include "tests/support/receiver_path.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
@@ -226,6 +229,17 @@ class LiveSource : public ::testing::Test {
         if (tile < 4) out[tile].push_back(sum);
     }
     return out;
+  }
+
+  // Ticks that some tile never completed while another did (from the
+  // nodes' frame logs): lost on a loaded machine's loopback, unrepaired.
+  uint64_t TicksSomeTileMissed() {
+    std::map<uint32_t, int> tiles_with;  // RTP timestamp -> tiles that completed it
+    for (const std::string node : {"left", "right"})
+      for (const auto& [tile, frames] : ReadFrameLog(dir_ / (node + ".txt")))
+        for (const auto& [ts, sum] : frames) ++tiles_with[ts];
+    return std::count_if(tiles_with.begin(), tiles_with.end(),
+                         [](const auto& t) { return t.second < 4; });
   }
 
   TempDir dir_;
