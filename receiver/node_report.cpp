@@ -80,6 +80,7 @@ nlohmann::json FinalTileJson(const std::string& name, double seconds, const Tile
                       {"gathered_bytes", st.placement.gathered},
                       {"nacks", st.loss.nacks},
                       {"nack_requested", st.loss.requested},
+                      {"nack_asked_again", st.loss.asked_again},
                       {"retransmitted", a.retransmitted},
                       {"recovered", a.recovered},
                       {"retransmit_late", a.retransmit_late},

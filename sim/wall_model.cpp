@@ -288,6 +288,7 @@ WallReport Wall::Run() {
     if (const LossTracker* loss = t.assembler->loss()) {
       k.unrecoverable = loss->stats().unrecoverable;
       k.nack_requested = loss->stats().requested;
+      k.nack_asked_again = loss->stats().asked_again;
       k.repair_rtt_ms = loss->stats().rtt.rtt_ns / 1e6;
     }
     k.retransmitted = t.sender->stats().retransmitted;

@@ -25,6 +25,7 @@ struct TileCounters {
   uint64_t frames_sent = 0, skipped_ticks = 0;
   uint64_t complete = 0, incomplete = 0;
   uint64_t lost = 0, recovered = 0, unrecoverable = 0, nack_requested = 0;
+  uint64_t nack_asked_again = 0;
   uint64_t retransmitted = 0, refused_cap = 0, refused_sends = 0;
   double repair_rtt_ms = 0;  // smoothed, request to arrival
 };
