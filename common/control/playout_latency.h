@@ -18,22 +18,21 @@
 //             for (`stream.reorder_ms`), n requests answered (the others
 //             for a request or an answer lost on the way), the report's way
 //             back, the decision's out; at most max_latency_ms. n follows
-//             the share p of packets the wall sent again and the
-//             packets a tick sends, N (SetSent, and the ticks opened): a
-//             first request fails when it or its answer is lost (2p); a
-//             request asked again goes twice, each copy answered, and
-//             fails when both do ((2p)^2); n is the least, from 2 to 5,
-//             that leaves p N (2p)^(2n-1) under one tick in 10,000 with a
-//             packet unrepaired: with the 2x2 wall of 2560x1600 tiles
-//             (5,600 packets a tick) 2 below 0.7% loss, 3 below 2.9%, 4
-//             below 5.9%, then 5; 3 until measured (the first second). With requests
-//             asked again going once, n = 3 at 2% left a lost packet
-//             unrepaired once in 16,000, and the 2x2 wall (110 lost a
-//             tick) skipped 1 tick in 140 on the 16-core machine. On a
-//             path where answers take the round trip, 3.5 round trips
-//             with 2, 4.6 with 3 (SRT's guide asks 3 at up to 1% loss, 4
-//             at 3%,
-//             and has no sync's round trip to spend); never
+//             the share p of packets the wall sent again and the packets
+//             a tick sends, N (SetSent, and the ticks opened): a first
+//             request fails when it or its answer is lost (2p); a request
+//             asked again goes twice, each copy answered, and fails when
+//             both do ((2p)^2); n is the least, from 2 to 5, that leaves
+//             p N (2p)^(2n-1) under one tick in 10,000 with a packet
+//             unrepaired: for the 2x2 wall of 2560x1600 tiles (5,600
+//             packets a tick) 2 below 0.7% loss, 3 below 2.9%, 4 below
+//             5.9%, then 5; 3 until measured (the first second). With a
+//             request asked again going once, n = 3 at 2% left a lost
+//             packet unrepaired once in 16,000, and the 2x2 wall (110
+//             lost a tick) skipped a tick in 140 on the 16-core machine.
+//             On a path where answers take the round trip, 3.5 round
+//             trips with 2, 4.6 with 3 (SRT's guide asks 3 at up to 1%
+//             loss, 4 at 3%, and has no sync's round trip to spend); never
 //             under one frame interval, the slack a wall without a latency
 //             has after a frame is sent (a node that assembles and reports
 //             slowly, short of any round trip, still makes it).
@@ -71,8 +70,9 @@ class PlayoutLatency {
 
   // The wall's packets sent in all and sent again (repairs), totals since
   // the start, before each Update: the share sent again since the last
-  // call, smoothed (an eighth a call; the first taken whole), sets how
-  // many repairs the latency waits for.
+  // call and the first sends a tick (over the ticks MomentsFor opened
+  // since), both smoothed (an eighth a call; the first taken whole), set
+  // how many repairs the latency waits for.
   void SetSent(uint64_t sent, uint64_t sent_again);
   double sent_again_share() const { return share_; }
   int repair_rounds() const;
@@ -110,7 +110,7 @@ class PlayoutLatency {
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
   int calm_ = 0;         // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
-  uint64_t sent_ = 0, sent_again_ = 0;  // at the last SetSent
+  uint64_t sent_ = 0, sent_again_ = 0;      // at the last SetSent
   uint64_t ticks_ = 0, ticks_at_sent_ = 0;  // opened (MomentsFor): in all, at the last SetSent
   double share_ = 0;
   double packets_per_tick_ = 0;  // the wall's first sends, smoothed as share_ is
