@@ -90,8 +90,11 @@ size_t LossTracker::TakeDue(std::span<uint16_t> out) {
     Entry& e = at(i);
     if (e.arrived || e.requests >= options_.max_requests) continue;
     if (e.due_ns <= now_ns_ && n < out.size()) {
-      // An answer that would come after the packet is given up is not asked for.
-      if (now_ns_ + stats_.rtt.rtt_ns > e.found_ns + options_.window_ns) {
+      // A retry whose answer would come after the packet is given up is
+      // not sent. A first request always is: its answer is the sample that
+      // keeps the estimate true (one slow sample would otherwise stop every
+      // request, and with them every sample that could correct it).
+      if (e.requests > 0 && now_ns_ + stats_.rtt.rtt_ns > e.found_ns + options_.window_ns) {
         e.requests = options_.max_requests;
         ++stats_.not_asked;
         continue;

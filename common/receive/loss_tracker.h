@@ -18,8 +18,12 @@
 // repairs). Unless kStarvedAnswers in a row came only after a retry: the
 // path's round trip has outgrown the retry interval, and those samples
 // are what moves the estimate up to it.
-// A request whose answer could not come back (now + round trip) before
-// the packet is given up is not sent. A packet is given up `window_ns`
+// A retry whose answer could not come back (now + round trip) before the
+// packet is given up is not sent; a first request always is, since only
+// its answer can correct an estimate too high (a wall started on a loaded
+// machine measured 250 ms once on a LAN, asked for nothing after and so
+// never measured again: docs/decisions.md, "A first request always goes").
+// A packet is given up `window_ns`
 // after it was found missing, or when the assembler gives its frame up
 // (GiveUpBefore): its frame can no longer be shown, asking would only cost
 // the sender's bandwidth.
@@ -54,7 +58,7 @@ struct LossTrackerStats {
   uint64_t requested = 0;      // sequence numbers asked for, repeats included
   uint64_t unrecoverable = 0;  // given up: not back within the window, or no room to track
   uint64_t reordered = 0;      // found missing, arrived before it was asked for
-  uint64_t not_asked = 0;      // requests not sent: the answer could not come in time
+  uint64_t not_asked = 0;      // retries not sent: the answer could not come in time
   uint64_t ambiguous = 0;      // arrived after more than one request: not sampled
   uint64_t asked_again = 0;    // of requested: asked for again (their NACKs went twice)
   RttEstimate rtt;             // request to arrival

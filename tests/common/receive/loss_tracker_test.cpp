@@ -244,23 +244,53 @@ TEST(LossTracker, AnswersThatAllComeAfterARetryAreTakenInTheEnd) {
   EXPECT_EQ(t.stats().rtt.rtt_ns, 10 * kMs + 90 * kMs / 8);
 }
 
-// A request whose answer would come back after the packet is given up is
+// A retry whose answer would come back after the packet is given up is
 // not sent: counted, and the packet is not asked for again.
-TEST(LossTracker, ARequestWhoseAnswerCannotComeInTimeIsNotSent) {
-  LossTracker::Options o = Options();  // window 100 ms
-  o.reorder_ns = 50 * kMs;
+TEST(LossTracker, ARetryWhoseAnswerCannotComeInTimeIsNotSent) {
+  LossTracker::Options o = Options();
+  o.window_ns = 200 * kMs;
+  o.reorder_ns = 30 * kMs;
   LossTracker t(o);
   t.SetNow(0);
   t.Lost(1, 1);
-  EXPECT_EQ(Due(t, 50 * kMs), std::vector<uint16_t>{1});
-  t.SetNow(110 * kMs);
-  t.Arrived(1);  // a round trip of 60 ms
-  t.Lost(2, 1);  // its first request due at 160 ms, an answer at 220 ms: past 210
-  EXPECT_EQ(Due(t, 160 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, 30 * kMs), std::vector<uint16_t>{1});
+  t.SetNow(90 * kMs);
+  t.Arrived(1);  // a round trip of 60 ms, deviation 30
+  t.Lost(2, 1);
+  EXPECT_EQ(Due(t, 120 * kMs), std::vector<uint16_t>{2});  // the first request goes
+  // Its retry is due 2 + 60 + 2 x 30 ms later, at 242 ms: an answer would
+  // come at 302 ms, after the window's end at 290.
+  EXPECT_EQ(Due(t, 245 * kMs), std::vector<uint16_t>{});
   EXPECT_EQ(t.stats().not_asked, 1u);
-  EXPECT_EQ(Due(t, 200 * kMs), std::vector<uint16_t>{});
-  EXPECT_EQ(Due(t, 210 * kMs), std::vector<uint16_t>{});
+  EXPECT_EQ(Due(t, 290 * kMs), std::vector<uint16_t>{});
   EXPECT_EQ(t.stats().unrecoverable, 1u);
+  EXPECT_EQ(t.stats().requested, 2u);
+}
+
+// One slow answer (a wall started on a loaded machine) must not stop the
+// requests that would measure the path again: a first request goes even
+// when the estimate says its answer comes too late, and the answers bring
+// the estimate down.
+TEST(LossTracker, AFirstRequestGoesWhateverTheEstimateSoThatItCanFall) {
+  LossTracker::Options o = Options();  // window 100 ms
+  LossTracker t(o);
+  t.SetNow(0);
+  t.Lost(1, 1);
+  EXPECT_EQ(Due(t, 0), std::vector<uint16_t>{1});
+  t.SetNow(250 * kMs);
+  t.Arrived(1);  // 250 ms: more than the window
+  ASSERT_EQ(t.stats().rtt.rtt_ns, 250 * kMs);
+  for (uint64_t seq = 2; seq < 40; ++seq) {
+    const int64_t now = static_cast<int64_t>(seq) * 300 * kMs;
+    t.SetNow(now);
+    t.Lost(seq, 1);
+    EXPECT_EQ(Due(t, now), std::vector<uint16_t>{static_cast<uint16_t>(seq)});
+    t.SetNow(now + kMs);
+    EXPECT_TRUE(t.Arrived(seq));
+  }
+  EXPECT_LT(t.stats().rtt.rtt_ns, 5 * kMs);
+  EXPECT_EQ(t.stats().not_asked, 0u);
+  EXPECT_EQ(t.stats().unrecoverable, 0u);
 }
 
 // The wall's latency changed: the window follows it for what is missing.
