@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "common/wire/rtcp_feedback.h"
+#include "common/receive/ask_for_lost.h"
 #include "sim/tile_view.h"
 #include "sim/wall.h"
 
@@ -71,30 +71,19 @@ void Wall::Admit(Tile& t, const Datagram& d) {
 void Wall::AskForLost(uint32_t tile) {
   Tile& t = tiles_[tile];
   LossTracker* loss = t.assembler->loss();
-  std::array<uint16_t, 256> due;
-  std::array<std::byte, kNackHeaderSize + 256 * kNackEntrySize> packet;
-  const size_t n = loss->TakeDue(due);
-  if (n > 0 && t.assembler->ssrc()) {
-    Node& node = nodes_[t.node];
-    for (size_t done = 0; done < n;) {
-      size_t taken = 0;
-      const size_t size = WriteGenericNack(TileReceiverSsrc(tile), *t.assembler->ssrc(),
-                                           {due.data() + done, n - done}, packet, &taken);
-      done += taken;
-      auto nack = std::make_shared<std::vector<std::byte>>(packet.begin(), packet.begin() + size);
-      for (int copy = 0; copy < loss->nack_copies(); ++copy) {
-        loss->CountNack();
-        if (node.feedback->LoseDatagram(q_.now())) continue;
-        q_.At(node.feedback->ArrivalNs(q_.now()), [this, tile, nack] {
+  Path& feedback = *nodes_[t.node].feedback;
+  tilestream::AskForLost(
+      *loss, TileReceiverSsrc(tile), t.assembler->ssrc(), [&](std::span<const std::byte> nack) {
+        if (feedback.LoseDatagram(q_.now())) return;
+        auto copy = std::make_shared<std::vector<std::byte>>(nack.begin(), nack.end());
+        q_.At(feedback.ArrivalNs(q_.now()), [this, tile, copy] {
           TileSender& s = *tiles_[tile].sender;
           if (SimSockets::Endpoint* e = sockets_.Find(s.socket().fd())) {
-            e->feedback.push_back(*nack);
+            e->feedback.push_back(*copy);
             s.AnswerFeedback();
           }
         });
-      }
-    }
-  }
+      });
   const int64_t next = loss->next_due_ns();
   if (next != LossTracker::kNever && next < t.nack_timer_ns) {
     t.nack_timer_ns = next;

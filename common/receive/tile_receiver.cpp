@@ -6,14 +6,13 @@
 #include <cstring>
 
 #include "common/base/clock.h"
+#include "common/receive/ask_for_lost.h"
 #include "common/wall/wall_config.h"
-#include "common/wire/rtcp_feedback.h"
 
 namespace tilestream {
 namespace {
 
 constexpr int64_t kIdleTimeoutUs = 100'000;  // with nothing to ask for
-constexpr size_t kMaxNackBatch = 256;        // sequence numbers per NACK
 
 }  // namespace
 
@@ -145,20 +144,9 @@ void TileReceiver::AskForLost() {
   if (const SharedRtt* hint = options_.rtt_hint)
     loss->SetRttHint(hint->rtt_ns.load(std::memory_order_relaxed),
                      hint->rttvar_ns.load(std::memory_order_relaxed));
-  std::array<uint16_t, kMaxNackBatch> due;
-  std::array<std::byte, kNackHeaderSize + kMaxNackBatch * kNackEntrySize> packet;
-  const size_t n = loss->TakeDue(due);
-  if (!sender_ || !assembler_.ssrc()) return;  // nowhere to ask (no packet accepted yet)
-  for (size_t done = 0; done < n;) {
-    size_t taken = 0;
-    const size_t size = WriteGenericNack(TileReceiverSsrc(options_.tile_index), *assembler_.ssrc(),
-                                         {due.data() + done, n - done}, packet, &taken);
-    for (int copy = 0; copy < loss->nack_copies(); ++copy) {
-      socket_.SendTo({packet.data(), size}, *sender_);
-      loss->CountNack();
-    }
-    done += taken;
-  }
+  tilestream::AskForLost(
+      *loss, TileReceiverSsrc(options_.tile_index), sender_ ? assembler_.ssrc() : std::nullopt,
+      [this](std::span<const std::byte> nack) { socket_.SendTo(nack, *sender_); });
 }
 
 // A tile far behind (docs/decisions.md, "A receiver far behind catches

@@ -1,8 +1,10 @@
 #include "common/receive/tile_receiver.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -11,6 +13,7 @@
 #include "common/base/bytes.h"
 #include "common/base/clock.h"
 #include "common/send/tile_sender.h"
+#include "common/wire/rtcp_feedback.h"
 #include "tests/support/packet_builder.h"
 #include "tests/support/udp_port.h"
 #include "tests/support/wait_for.h"
@@ -214,6 +217,85 @@ TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   EXPECT_EQ(st.assembler.byes, 2u);
   // Asked again every few ms until answered (here as often as WaitFor looks).
   EXPECT_GE((*sender)->stats().retransmitted, 2u);
+}
+
+// The kernel refusing one datagram of the stream: RTP sequence number
+// g_refused_one (not its retransmissions).
+uint16_t g_refused_one = 0;
+
+int RefuseOne(int fd, mmsghdr* messages, unsigned count, int flags) {
+  for (unsigned i = 0; i < count; ++i) {
+    const auto* rtp = static_cast<const std::byte*>(messages[i].msg_hdr.msg_iov[0].iov_base);
+    const bool original = (static_cast<uint8_t>(rtp[1]) & 0x7f) == kDefaultPayloadType;
+    if (!original || LoadBE16(rtp + 2) != g_refused_one) continue;
+    if (i > 0) return ::sendmmsg(fd, messages, i, flags);
+    errno = EPERM;
+    return -1;
+  }
+  return ::sendmmsg(fd, messages, count, flags);
+}
+
+// A packet never answered is asked for once, then each time again with
+// two NACKs (docs/decisions.md, "A request asked again goes twice"): what
+// reaches the sender's socket is counted there, not taken from the
+// receiver's word.
+TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
+  const TileGeometry tile{320, 40};
+  const PacketizerOptions plan = Plan(tile, 1500);
+  CompleteFrames frames;
+  TileReceiverOptions o = Receiving(plan, &frames);
+  o.assembler.rtx_payload_type = 97;
+  o.assembler.loss.window_ns = 60'000'000'000;  // every retry goes, however late its thread
+  const uint32_t requests = o.assembler.loss.max_requests;
+  ASSERT_GE(requests, 2u);
+  auto r = TileReceiver::Open(std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  TileReceiver& receiver = **r;
+  receiver.Start();
+
+  MonotonicClock clock;
+  TileSenderOptions so;
+  so.packetizer = plan;
+  so.socket.destination = "127.0.0.1";
+  so.socket.port = receiver.port();
+  so.socket.gso = false;
+  so.socket.calls.sendmmsg = RefuseOne;
+  so.pacing = false;
+  so.retransmission = true;
+  so.rtx_payload_type = 97;
+  so.rtx_ssrc = 78;
+  auto sender = TileSender::Create(so, &clock);
+  ASSERT_TRUE(sender.ok()) << sender.status().message();
+  g_refused_one = 1;
+  const auto frame = testing::PatternFrame(tile, 3);
+  ASSERT_TRUE((*sender)->SendFrame(frame.data(), 1000, clock.NowNs(), 1'000'000, nullptr).ok());
+  // The sender never answers: the receiver asks until its last request.
+  ASSERT_TRUE(testing::WaitFor([&] { return receiver.Snapshot().loss.requested >= requests; }))
+      << "asked " << receiver.Snapshot().loss.requested << " times";
+  receiver.Stop();
+
+  const uint32_t nacks = 1 + 2 * (requests - 1);
+  std::vector<std::byte> datagram(1500);
+  uint32_t got = 0;
+  for (;;) {
+    const ssize_t n =
+        recv((*sender)->socket().fd(), datagram.data(), datagram.size(), MSG_DONTWAIT);
+    if (n < 0) break;
+    std::array<NackRequest, 4> asked;
+    size_t count = 0;
+    ASSERT_EQ(ParseGenericNacks({datagram.data(), static_cast<size_t>(n)}, asked, &count),
+              RtcpError::kOk);
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(asked[0].entry.pid, 1);
+    EXPECT_EQ(asked[0].entry.blp, 0);
+    EXPECT_EQ(asked[0].media_ssrc, plan.ssrc);
+    ++got;
+  }
+  EXPECT_EQ(got, nacks);
+  const TileReceiverStats st = receiver.Snapshot();
+  EXPECT_EQ(st.loss.requested, requests);
+  EXPECT_EQ(st.loss.asked_again, requests - 1);
+  EXPECT_EQ(st.loss.nacks, nacks);
 }
 
 }  // namespace
