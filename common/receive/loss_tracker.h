@@ -23,10 +23,9 @@
 // its answer can correct an estimate too high (a wall started on a loaded
 // machine measured 250 ms once on a LAN, asked for nothing after and so
 // never measured again: docs/decisions.md, "A first request always goes").
-// A packet is given up `window_ns`
-// after it was found missing, or when the assembler gives its frame up
-// (GiveUpBefore): its frame can no longer be shown, asking would only cost
-// the sender's bandwidth.
+// A packet is given up `window_ns` after it was found missing, or when the
+// assembler gives its frame up (GiveUpBefore): its frame can no longer be
+// shown, asking would only cost the sender's bandwidth.
 //
 // A request that asks for a packet again (its first request or answer was
 // lost) goes twice: the caller sends the NACKs of such a TakeDue
