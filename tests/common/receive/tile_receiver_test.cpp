@@ -148,17 +148,18 @@ TEST(TileReceiver, AReceiverFarBehindCatchesUpAndTheFramesAfterArriveWhole) {
   EXPECT_LT(complete.size(), (queued_up_to / 3600) + 3) << "some queued frames were thrown away";
 }
 
-// The kernel refusing the stream's datagrams of RTP sequence numbers from
-// g_refused_from on, not its retransmissions (a firewall rule on the
-// sender's output), as it does: the messages before go out, the call
-// returns their count.
-uint16_t g_refused_from = 0;
+// The kernel refusing the stream's datagrams of RTP sequence numbers in
+// [g_refused_from, g_refused_to), not its retransmissions (a firewall rule
+// on the sender's output), as it does: the messages before go out, the
+// call returns their count.
+uint32_t g_refused_from = 0, g_refused_to = 0;
 
-int RefuseTail(int fd, mmsghdr* messages, unsigned count, int flags) {
+int Refuse(int fd, mmsghdr* messages, unsigned count, int flags) {
   for (unsigned i = 0; i < count; ++i) {
     const auto* rtp = static_cast<const std::byte*>(messages[i].msg_hdr.msg_iov[0].iov_base);
     const bool original = (static_cast<uint8_t>(rtp[1]) & 0x7f) == kDefaultPayloadType;
-    if (!original || LoadBE16(rtp + 2) < g_refused_from) continue;
+    const uint16_t sequence = LoadBE16(rtp + 2);
+    if (!original || sequence < g_refused_from || sequence >= g_refused_to) continue;
     if (i > 0) return ::sendmmsg(fd, messages, i, flags);
     errno = EPERM;
     return -1;
@@ -189,7 +190,7 @@ TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   so.socket.destination = "127.0.0.1";
   so.socket.port = receiver.port();
   so.socket.gso = false;  // a message per datagram: each refusal is of one
-  so.socket.calls.sendmmsg = RefuseTail;
+  so.socket.calls.sendmmsg = Refuse;
   so.pacing = false;
   so.retransmission = true;
   so.retransmission_share = 1.0;
@@ -199,7 +200,8 @@ TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   ASSERT_TRUE(sender.ok()) << sender.status().message();
   const uint32_t n = (*sender)->packetizer().packet_count();
   ASSERT_GE(n, 4u);
-  g_refused_from = static_cast<uint16_t>(n - 2);
+  g_refused_from = n - 2;
+  g_refused_to = n;
   const auto frame = testing::PatternFrame(tile, 3);
   ASSERT_TRUE((*sender)->SendFrame(frame.data(), 1000, clock.NowNs(), 1'000'000, nullptr).ok());
   EXPECT_EQ((*sender)->socket().stats().refusals.of(EPERM), 2u);
@@ -217,22 +219,6 @@ TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   EXPECT_EQ(st.assembler.byes, 2u);
   // Asked again every few ms until answered (here as often as WaitFor looks).
   EXPECT_GE((*sender)->stats().retransmitted, 2u);
-}
-
-// The kernel refusing one datagram of the stream: RTP sequence number
-// g_refused_one (not its retransmissions).
-uint16_t g_refused_one = 0;
-
-int RefuseOne(int fd, mmsghdr* messages, unsigned count, int flags) {
-  for (unsigned i = 0; i < count; ++i) {
-    const auto* rtp = static_cast<const std::byte*>(messages[i].msg_hdr.msg_iov[0].iov_base);
-    const bool original = (static_cast<uint8_t>(rtp[1]) & 0x7f) == kDefaultPayloadType;
-    if (!original || LoadBE16(rtp + 2) != g_refused_one) continue;
-    if (i > 0) return ::sendmmsg(fd, messages, i, flags);
-    errno = EPERM;
-    return -1;
-  }
-  return ::sendmmsg(fd, messages, count, flags);
 }
 
 // A packet never answered is asked for once, then each time again with
@@ -259,14 +245,15 @@ TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
   so.socket.destination = "127.0.0.1";
   so.socket.port = receiver.port();
   so.socket.gso = false;
-  so.socket.calls.sendmmsg = RefuseOne;
+  so.socket.calls.sendmmsg = Refuse;
   so.pacing = false;
   so.retransmission = true;
   so.rtx_payload_type = 97;
   so.rtx_ssrc = 78;
   auto sender = TileSender::Create(so, &clock);
   ASSERT_TRUE(sender.ok()) << sender.status().message();
-  g_refused_one = 1;
+  g_refused_from = 1;
+  g_refused_to = 2;
   const auto frame = testing::PatternFrame(tile, 3);
   ASSERT_TRUE((*sender)->SendFrame(frame.data(), 1000, clock.NowNs(), 1'000'000, nullptr).ok());
   // The sender never answers: the receiver asks until its last request.
