@@ -167,6 +167,23 @@ int Refuse(int fd, mmsghdr* messages, unsigned count, int flags) {
   return ::sendmmsg(fd, messages, count, flags);
 }
 
+// Our sender of `plan` to a receiver on loopback, unpaced, answering
+// NACKs when asked to, its kernel refusing what Refuse says.
+TileSenderOptions RefusingSender(const PacketizerOptions& plan, uint16_t port) {
+  TileSenderOptions so;
+  so.packetizer = plan;
+  so.socket.destination = "127.0.0.1";
+  so.socket.port = port;
+  so.socket.gso = false;  // a message per datagram: each refusal is of one
+  so.socket.calls.sendmmsg = Refuse;
+  so.pacing = false;
+  so.retransmission = true;
+  so.retransmission_share = 1.0;
+  so.rtx_payload_type = 97;
+  so.rtx_ssrc = 78;
+  return so;
+}
+
 // The last frame of a show whose last two packets (its marker among them)
 // the kernel refused: no later packet shows that they are missing, but the
 // sender's BYE ends the stream, and the receiver, which knows our sender's
@@ -185,18 +202,7 @@ TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   receiver.Start();
 
   MonotonicClock clock;
-  TileSenderOptions so;
-  so.packetizer = plan;
-  so.socket.destination = "127.0.0.1";
-  so.socket.port = receiver.port();
-  so.socket.gso = false;  // a message per datagram: each refusal is of one
-  so.socket.calls.sendmmsg = Refuse;
-  so.pacing = false;
-  so.retransmission = true;
-  so.retransmission_share = 1.0;
-  so.rtx_payload_type = 97;
-  so.rtx_ssrc = 78;
-  auto sender = TileSender::Create(so, &clock);
+  auto sender = TileSender::Create(RefusingSender(plan, receiver.port()), &clock);
   ASSERT_TRUE(sender.ok()) << sender.status().message();
   const uint32_t n = (*sender)->packetizer().packet_count();
   ASSERT_GE(n, 4u);
@@ -240,17 +246,7 @@ TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
   receiver.Start();
 
   MonotonicClock clock;
-  TileSenderOptions so;
-  so.packetizer = plan;
-  so.socket.destination = "127.0.0.1";
-  so.socket.port = receiver.port();
-  so.socket.gso = false;
-  so.socket.calls.sendmmsg = Refuse;
-  so.pacing = false;
-  so.retransmission = true;
-  so.rtx_payload_type = 97;
-  so.rtx_ssrc = 78;
-  auto sender = TileSender::Create(so, &clock);
+  auto sender = TileSender::Create(RefusingSender(plan, receiver.port()), &clock);
   ASSERT_TRUE(sender.ok()) << sender.status().message();
   g_refused_from = 1;
   g_refused_to = 2;
