@@ -9,11 +9,13 @@ namespace tilestream {
 void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns,
                             int64_t repair_var_ns) {
   if (sync_ns <= 0) return;
-  margin_ns_ = sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
+  // The last packets' way, and (decided by the coordinator) the report's.
+  const int64_t ways = at_wall_ ? sync_ns / 2 : sync_ns;
+  margin_ns_ = at_wall_ ? kSlackNs : sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
   const int64_t repair =
       repair_ns > 0 ? RetryAfterNs(repair_ns, repair_var_ns) : RetryAfterNs(sync_ns, sync_var_ns);
   const int64_t asked =
-      std::max(sync_ns + reorder_ns_ + repair_rounds() * repair + margin_ns_, interval_ns_);
+      std::max(ways + reorder_ns_ + repair_rounds() * repair + margin_ns_, interval_ns_);
   if (asked >= auto_ns_) {  // up at once (or the first measurement)
     auto_ns_ = asked;
     calm_ = 0;

@@ -36,6 +36,9 @@
 //             under one frame interval, the slack a wall without a latency
 //             has after a frame is sent (a node that assembles and reports
 //             slowly, short of any round trip, still makes it).
+// Decided at the wall's side (common/control/tick_leader.h), the report
+// and the decision cross the nodes' LAN instead: margin = 5 ms (the
+// wake-ups), and auto = s / 2 + reorder + n repair + margin.
 //   deadline = frame end + latency - margin, the margin at most half the
 //             latency (a stalled node's round trip must not take the
 //             repairs' time from every tile), no earlier than the frame end.
@@ -67,6 +70,10 @@ class PlayoutLatency {
   // none measured).
   void Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns = 0,
               int64_t repair_var_ns = 0);
+  // Whether the ticks are decided at the wall's side (a leader node), for
+  // the next Update and the ticks opened after it.
+  void SetDecidedAtWall(bool at_wall) { at_wall_ = at_wall; }
+  bool decided_at_wall() const { return at_wall_; }
 
   // The wall's packets sent in all and sent again (repairs), totals since
   // the start, before each Update: the share sent again since the last
@@ -110,6 +117,7 @@ class PlayoutLatency {
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
   int calm_ = 0;         // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
+  bool at_wall_ = false;
   uint64_t sent_ = 0, sent_again_ = 0;      // at the last SetSent
   uint64_t ticks_ = 0, ticks_at_sent_ = 0;  // opened (MomentsFor): in all, at the last SetSent
   double share_ = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/base/words.h"
+#include "common/control/tick_leader.h"
 
 namespace tilestream {
 
@@ -42,10 +43,10 @@ void SwapSyncMaster::LeaveOut(uint32_t tile, bool out) {
 }
 
 void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns,
-                              int64_t at_ns) {
+                              int64_t at_ns, bool led) {
   if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
-  Pending p{
-      tick, timestamp, deadline_ns, at_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_)};
+  Pending p{tick,      timestamp, deadline_ns, at_ns, std::vector<bool>(tiles_),
+            std::vector<bool>(tiles_), led, std::nullopt};
   for (uint32_t t = 0; t < tiles_; ++t) p.members[t] = TakesPart(t);
   pending_.push_back(std::move(p));
 }
@@ -76,6 +77,33 @@ void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
     }
   }
   ++stats_.unmatched;
+}
+
+bool SwapSyncMaster::Adopt(const LeaderDecision& d) {
+  for (Pending& p : pending_) {
+    if (p.timestamp != d.event.timestamp || p.tick != d.event.tick || !p.led || p.adopted) continue;
+    if (d.complete.size() == tiles_) p.complete = d.complete;
+    p.adopted = d.event.decision;
+    return true;
+  }
+  return false;
+}
+
+bool SwapSyncMaster::LedOverdue(int64_t now_ns, int64_t grace_ns) const {
+  if (pending_.empty()) return false;
+  const Pending& p = pending_.front();
+  return p.led && !p.adopted && now_ns >= p.deadline_ns + grace_ns;
+}
+
+uint64_t SwapSyncMaster::AbandonLed() {
+  uint64_t n = 0;
+  for (Pending& p : pending_) {
+    if (!p.led || p.adopted) continue;
+    p.adopted = SyncDecision::kSkip;
+    ++n;
+  }
+  stats_.abandoned += n;
+  return n;
 }
 
 bool SwapSyncMaster::AllComplete(const Pending& p) const {
@@ -129,6 +157,10 @@ void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
       // every tile was left out (its one node stopped, the switch down
       // for three ticks) never came back.
       if (now_ns < p.deadline_ns && !LaterTickHasMember()) return;
+    } else if (p.led) {  // its leader decides
+      if (!p.adopted) return;
+      Release(*p.adopted, p, out);
+      CountMisses(p);
     } else if (AllComplete(p)) {
       Release(SyncDecision::kPresent, p, out);
       CountMisses(p);

@@ -41,12 +41,15 @@ struct SyncEvent {
   int64_t at_ns = 0;
 };
 
+struct LeaderDecision;  // common/control/tick_leader.h
+
 struct SyncStats {
   uint64_t presented = 0;     // released with every tile complete
   uint64_t skipped = 0;       // incomplete at the deadline, skip policy
   uint64_t partial = 0;       // incomplete at the deadline, partial policy
   uint64_t unmatched = 0;     // reports of a tick not waiting (late or unknown)
   uint64_t left_out = 0;      // times a tile was left out for missing ticks
+  uint64_t abandoned = 0;     // skipped: the leader they were opened with went silent
   uint64_t skew_samples = 0;  // released ticks shown by two tiles or more
   int64_t skew_sum_ns = 0;
   int64_t skew_max_ns = 0;
@@ -77,8 +80,22 @@ class SwapSyncMaster {
   void TakeChanges(std::vector<Change>* out) { out->swap(changes_); }
 
   // A tick the clock just sent; decided at deadline_ns at the latest, and
-  // shown at at_ns (see SyncEvent; 0: at once).
-  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns, int64_t at_ns = 0);
+  // shown at at_ns (see SyncEvent; 0: at once). `led`: decided by the
+  // wall's leader (common/control/tick_leader.h), whose decision Adopt
+  // takes; until then Decide waits for it, whatever the deadline.
+  void OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns, int64_t at_ns = 0,
+                bool led = false);
+  // The leader's decision of a tick opened `led`, counted as the master's
+  // own, the tiles complete as the leader had them; false: no such tick
+  // waits (a copy, or one abandoned).
+  bool Adopt(const LeaderDecision& d);
+  // Whether the first tick waiting is led, undecided, and grace_ns past
+  // its deadline: its leader is silent (stopped, gone, cut off).
+  bool LedOverdue(int64_t now_ns, int64_t grace_ns) const;
+  // Every led tick still undecided is skipped (Decide releases them): the
+  // leader they were opened with is no longer trusted to decide them, and
+  // no other decides them in its place. How many.
+  uint64_t AbandonLed();
   // Tile has tick `timestamp` complete (said again: ignored).
   void Complete(uint32_t tile, uint32_t timestamp);
   // Appends the decisions due at now_ns, in tick order.
@@ -103,6 +120,8 @@ class SwapSyncMaster {
     int64_t at_ns;
     std::vector<bool> members;  // at open
     std::vector<bool> complete;
+    bool led = false;
+    std::optional<SyncDecision> adopted;  // the leader's decision, or abandoned
   };
   struct Released {
     uint32_t timestamp;

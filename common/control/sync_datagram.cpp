@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <utility>
 
 namespace tilestream {
 namespace {
@@ -55,16 +56,20 @@ std::optional<SyncDatagram> ParseSyncDatagram(std::string_view datagram) {
   return d;
 }
 
-void DecisionCarrier::Add(const SyncEvent& e) {
+void DecisionCarrier::Add(std::string line) {
   if (lines_.size() == kCarried) lines_.pop_front();
-  lines_.push_back(FormatSyncEvent(e));
+  lines_.push_back(std::move(line));
 }
 
 std::string DecisionCarrier::Datagram(uint64_t key) const {
+  const size_t room = kMaxSyncDatagram - FormatSyncDatagram(key, "").size();
+  size_t first = lines_.size(), bytes = 0;
+  while (first > 0 && bytes + lines_[first - 1].size() + 1 <= room)
+    bytes += lines_[--first].size() + 1;
   std::string lines;
-  for (const std::string& line : lines_) {
+  for (size_t i = first; i < lines_.size(); ++i) {
     if (!lines.empty()) lines += '\n';
-    lines += line;
+    lines += lines_[i];
   }
   return FormatSyncDatagram(key, lines);
 }

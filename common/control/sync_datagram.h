@@ -48,13 +48,17 @@ struct SyncDatagram {
 };
 std::optional<SyncDatagram> ParseSyncDatagram(std::string_view datagram);
 
-// The coordinator's decisions for one node: each datagram carries the
-// last kCarried, so that one lost on the way arrives with the next.
+// The decisions for one node (or the ticks opened for a leader, its
+// decisions for the coordinator: common/control/tick_leader.h): each
+// datagram carries the last kCarried lines, so that one lost on the way
+// arrives with the next; the oldest are left out where they would not fit
+// kMaxSyncDatagram.
 class DecisionCarrier {
  public:
   static constexpr size_t kCarried = 8;
-  void Add(const SyncEvent& e);
-  // "tsync KEY" and the decisions carried, oldest first.
+  void Add(const SyncEvent& e) { Add(FormatSyncEvent(e)); }
+  void Add(std::string line);
+  // "tsync KEY" and the lines carried, oldest first.
   std::string Datagram(uint64_t key) const;
   void Clear() { lines_.clear(); }
 

@@ -81,6 +81,22 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
 }
 
+// Decided at the wall's side, the report and the decision cross the LAN:
+// half the path's round trip and the margin's, less; the deadline 5 ms
+// before the moment. A leader lost, it rises back at once.
+TEST(PlayoutLatency, DecidedAtTheWallsSideItSavesTheReportAndTheDecisionsWays) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.SetSent(10'000, 0);
+  l.SetDecidedAtWall(true);
+  l.Update(20 * kMs, 2 * kMs, 20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), (10 + 2 * 26 + 5) * kMs);
+  EXPECT_EQ(l.margin_ns(), 5 * kMs);
+  EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1000 * kMs + l.latency_ns() - 5 * kMs);
+  l.SetDecidedAtWall(false);
+  l.Update(20 * kMs, 2 * kMs, 20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.latency_ns(), (20 + 2 * 26 + 19) * kMs);
+}
+
 // A path that got better: auto falls once it has stayed better for 5
 // seconds, 2 ms a second (a tick shown 2 ms early each time), and stops
 // a tenth above what the path asks; worse again, it rises at once.

@@ -1,0 +1,134 @@
+#include "common/control/tick_leader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <utility>
+
+#include "common/base/words.h"
+
+namespace tilestream {
+namespace {
+
+constexpr std::string_view kHex = "0123456789abcdef";
+
+}  // namespace
+
+std::string FormatTiles(const std::vector<bool>& tiles) {
+  std::string hex((tiles.size() + 3) / 4, '0');
+  for (size_t i = 0; i < hex.size(); ++i) {
+    unsigned digit = 0;
+    for (unsigned b = 0; b < 4 && i * 4 + b < tiles.size(); ++b)
+      if (tiles[i * 4 + b]) digit |= 1u << b;
+    hex[i] = kHex[digit];
+  }
+  return hex;
+}
+
+bool ParseTiles(std::string_view hex, uint32_t tiles, std::vector<bool>* out) {
+  if (tiles == 0 || tiles > kMaxLedTiles || hex.size() != (tiles + 3) / 4) return false;
+  out->assign(tiles, false);
+  for (size_t i = 0; i < hex.size(); ++i) {
+    const size_t digit = kHex.find(hex[i]);
+    if (digit == std::string_view::npos) return false;
+    for (uint32_t b = 0; b < 4; ++b) {
+      if ((digit & (1u << b)) == 0) continue;
+      if (i * 4 + b >= tiles) return false;
+      (*out)[i * 4 + b] = true;
+    }
+  }
+  return true;
+}
+
+std::string FormatOpen(const OpenedTick& t) {
+  return fmt::format("open {} {} {} {} {}", t.timestamp, t.tick, t.deadline_ns, t.at_ns,
+                     FormatTiles(t.takers));
+}
+
+std::optional<OpenedTick> ParseOpen(std::string_view line, uint32_t tiles) {
+  std::array<std::string_view, 6> w;
+  size_t n = 0;
+  OpenedTick t;
+  if (!SplitWords(line, &w, &n) || n != 6 || w[0] != "open" || !ParseInteger(w[1], &t.timestamp) ||
+      !ParseInteger(w[2], &t.tick) || !ParseInteger(w[3], &t.deadline_ns) ||
+      !ParseInteger(w[4], &t.at_ns) || t.deadline_ns <= 0 || t.at_ns <= 0 ||
+      !ParseTiles(w[5], tiles, &t.takers))
+    return std::nullopt;
+  return t;
+}
+
+std::string FormatDecided(const LeaderDecision& d) {
+  return fmt::format("decided {} {}", FormatSyncEvent(d.event), FormatTiles(d.complete));
+}
+
+std::optional<LeaderDecision> ParseDecided(std::string_view line, uint32_t tiles) {
+  const auto [word, rest] = SplitFirstWord(line);
+  const std::string_view trimmed = TrimBlanks(rest);
+  const size_t last = trimmed.find_last_of(" \t");
+  if (word != "decided" || last == std::string_view::npos) return std::nullopt;
+  LeaderDecision d;
+  const auto e = ParseSyncEvent(trimmed.substr(0, last));
+  if (!e || !ParseTiles(trimmed.substr(last + 1), tiles, &d.complete)) return std::nullopt;
+  d.event = *e;
+  return d;
+}
+
+TickLeader::TickLeader(uint32_t tiles, bool partial_policy)
+    : tiles_(tiles), partial_(partial_policy), recent_(tiles) {}
+
+void TickLeader::Open(const OpenedTick& t) {
+  if (t.takers.size() != tiles_ || (opened_any_ && t.tick <= newest_)) return;
+  opened_any_ = true;
+  newest_ = t.tick;
+  if (pending_.size() == kMaxPending) pending_.pop_front();  // deadlines pass long before
+  Pending p{t, std::vector<bool>(tiles_, false)};
+  for (uint32_t tile = 0; tile < tiles_; ++tile) p.complete[tile] = Reported(tile, t.timestamp);
+  pending_.push_back(std::move(p));
+}
+
+bool TickLeader::Reported(uint32_t tile, uint32_t timestamp) const {
+  const Recent& r = recent_[tile];
+  return std::find(r.timestamps.begin(), r.timestamps.begin() + static_cast<ptrdiff_t>(r.count),
+                   timestamp) != r.timestamps.begin() + static_cast<ptrdiff_t>(r.count);
+}
+
+void TickLeader::Complete(uint32_t tile, uint32_t timestamp) {
+  if (tile >= tiles_ || Reported(tile, timestamp)) return;
+  Recent& r = recent_[tile];
+  r.timestamps[r.next] = timestamp;
+  r.next = (r.next + 1) % r.timestamps.size();
+  r.count = std::min(r.count + 1, r.timestamps.size());
+  for (Pending& p : pending_)
+    if (p.t.timestamp == timestamp) p.complete[tile] = true;
+}
+
+bool TickLeader::AllComplete(const Pending& p) const {
+  for (uint32_t t = 0; t < tiles_; ++t)
+    if (p.t.takers[t] && !p.complete[t]) return false;
+  return true;
+}
+
+void TickLeader::Decide(int64_t now_ns, std::vector<LeaderDecision>* out) {
+  while (!pending_.empty()) {
+    const Pending& p = pending_.front();
+    SyncDecision d = SyncDecision::kPresent;
+    if (!AllComplete(p)) {
+      if (now_ns < p.t.deadline_ns) return;
+      d = partial_ ? SyncDecision::kPartial : SyncDecision::kSkip;
+    }
+    out->push_back({{d, p.t.tick, p.t.timestamp, p.t.at_ns}, p.complete});
+    pending_.pop_front();
+  }
+}
+
+int64_t TickLeader::next_deadline_ns() const {
+  return pending_.empty() ? INT64_MAX : pending_.front().t.deadline_ns;
+}
+
+void TickLeader::Reset() {
+  pending_.clear();
+  opened_any_ = false;
+}
+
+}  // namespace tilestream

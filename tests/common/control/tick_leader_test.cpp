@@ -1,0 +1,169 @@
+#include "common/control/tick_leader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/control/sync_datagram.h"
+
+namespace tilestream {
+namespace {
+
+OpenedTick Opened(uint64_t tick, int64_t deadline, std::vector<bool> takers) {
+  return {tick, static_cast<uint32_t>(9000 * tick), deadline, deadline + 5, std::move(takers)};
+}
+
+TEST(TickLeaderLines, TheOpenAndTheDecisionGoThereAndBack) {
+  const OpenedTick t = Opened(7, 1'700'000'000'000'000'000, {true, false, true, true, false, true});
+  EXPECT_EQ(FormatOpen(t), "open 63000 7 1700000000000000000 1700000000000000005 d2");
+  const auto back = ParseOpen(FormatOpen(t), 6);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->tick, 7u);
+  EXPECT_EQ(back->timestamp, 63000u);
+  EXPECT_EQ(back->deadline_ns, t.deadline_ns);
+  EXPECT_EQ(back->at_ns, t.at_ns);
+  EXPECT_EQ(back->takers, t.takers);
+
+  for (const SyncDecision d : {SyncDecision::kPresent, SyncDecision::kSkip, SyncDecision::kPartial}) {
+    const LeaderDecision decided{{d, 7, 63000, 99}, {false, true, true}};
+    const auto parsed = ParseDecided(FormatDecided(decided), 3);
+    ASSERT_TRUE(parsed) << FormatDecided(decided);
+    EXPECT_EQ(parsed->event.decision, d);
+    EXPECT_EQ(parsed->event.tick, 7u);
+    EXPECT_EQ(parsed->event.at_ns, d == SyncDecision::kSkip ? 0 : 99);
+    EXPECT_EQ(parsed->complete, decided.complete);
+  }
+}
+
+// From the network: anything but the exact form, or a set naming a tile
+// the wall does not have, is refused.
+TEST(TickLeaderLines, AnythingElseIsRefused) {
+  for (const char* bad :
+       {"open", "open 1 2 3 4", "open 1 2 3 4 f", "open 1 2 3 4 1f", "open 1 2 0 4 7",
+        "open 1 2 3 -4 7", "open 1 2 3 4 g", "open x 2 3 4 7", "open 1 2 3 4 7 8", "close 1 2 3 4 7"})
+    EXPECT_FALSE(ParseOpen(bad, 3)) << bad;
+  EXPECT_TRUE(ParseOpen("open 1 2 3 4 7", 3));
+  for (const char* bad : {"decided", "decided present 1 2", "decided present 1 2 3 8",
+                          "decided present 1 2 3 4 5", "decided bogus 1 2 7", "decided skip 1 2 3 7",
+                          "present 1 2 3 7"})
+    EXPECT_FALSE(ParseDecided(bad, 3)) << bad;
+  std::vector<bool> tiles;
+  EXPECT_FALSE(ParseTiles("", 0, &tiles));
+  EXPECT_FALSE(ParseTiles(std::string(kMaxLedTiles / 4 + 1, 'f'), kMaxLedTiles + 4, &tiles));
+  EXPECT_TRUE(ParseTiles(std::string(kMaxLedTiles / 4, 'f'), kMaxLedTiles, &tiles));
+}
+
+// The lines for the largest wall a leader decides, carried kCarried at a
+// time, still fit a sync datagram.
+TEST(TickLeaderLines, TheLongestCarriedFitADatagram) {
+  DecisionCarrier carrier;
+  for (size_t i = 0; i < DecisionCarrier::kCarried; ++i)
+    carrier.Add(FormatOpen({~0ULL - i, ~0U, INT64_MAX, INT64_MAX,
+                            std::vector<bool>(kMaxLedTiles, true)}));
+  const auto d = ParseSyncDatagram(carrier.Datagram(~0ULL));
+  ASSERT_TRUE(d);
+  EXPECT_GE(d->count, 4u);
+  EXPECT_TRUE(ParseOpen(d->lines[d->count - 1], kMaxLedTiles));
+  EXPECT_EQ(ParseOpen(d->lines[d->count - 1], kMaxLedTiles)->tick, ~0ULL - 7);  // the newest
+}
+
+// The master's rule: in tick order, shown once every tile taking part has
+// it, else skipped at the deadline; a tile not taking part is not waited for.
+TEST(TickLeader, DecidesByTheMastersRule) {
+  TickLeader leader(3, false);
+  leader.Open(Opened(1, 100, {true, true, false}));
+  leader.Open(Opened(2, 200, {true, true, true}));
+  std::vector<LeaderDecision> out;
+  leader.Complete(0, 9000);
+  leader.Complete(1, 18000);  // tick 2 waits behind tick 1
+  leader.Decide(50, &out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(leader.next_deadline_ns(), 100);
+  leader.Complete(1, 9000);
+  leader.Decide(60, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
+  EXPECT_EQ(out[0].event.tick, 1u);
+  EXPECT_EQ(out[0].event.at_ns, 105);
+  EXPECT_EQ(out[0].complete, (std::vector<bool>{true, true, false}));
+  out.clear();
+  leader.Decide(199, &out);
+  EXPECT_TRUE(out.empty());
+  leader.Decide(200, &out);  // tile 2 never came
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kSkip);
+  EXPECT_EQ(out[0].complete, (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(leader.next_deadline_ns(), INT64_MAX);
+}
+
+// A report may come before its tick's open (the node's way to the leader is
+// shorter than the coordinator's); an open's copies, and an old one, are
+// taken once.
+TEST(TickLeader, AReportBeforeItsOpenCountsAndCopiesAreTakenOnce) {
+  TickLeader leader(2, true);
+  leader.Complete(0, 9000);
+  leader.Complete(1, 9000);
+  leader.Open(Opened(1, 100, {true, true}));
+  leader.Open(Opened(1, 100, {true, true}));
+  leader.Open(Opened(0, 50, {true, true}));
+  std::vector<LeaderDecision> out;
+  leader.Decide(0, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
+  out.clear();
+  leader.Open(Opened(2, 200, {true, true}));  // partial policy: shown as it is
+  leader.Complete(1, 18000);
+  leader.Decide(200, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kPartial);
+  out.clear();
+  leader.Open(Opened(3, 300, {true, true}));
+  leader.Reset();  // no longer leading
+  leader.Decide(1000, &out);
+  EXPECT_TRUE(out.empty());
+}
+
+// The coordinator's side: a led tick waits for its leader's decision past
+// its deadline, is counted as the master's own, and is skipped once the
+// leader is given up.
+TEST(SwapSyncMasterLed, WaitsForTheLeaderAndCountsItsDecision) {
+  SwapSyncMaster m(2, false, 3);
+  m.SetMember(0, true);
+  m.SetMember(1, true);
+  m.OpenTick(1, 9000, 100, 105, true);
+  m.OpenTick(2, 18000, 200, 205, true);
+  m.OpenTick(3, 27000, 300, 305, true);
+  m.Complete(0, 9000);
+  m.Complete(1, 9000);
+  std::vector<SyncEvent> out;
+  m.Decide(150, &out);  // complete and past its deadline: still the leader's
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(m.LedOverdue(150, 100));
+  EXPECT_TRUE(m.LedOverdue(200, 100));
+  EXPECT_TRUE(m.Adopt({{SyncDecision::kPresent, 1, 9000, 105}, {true, true}}));
+  EXPECT_FALSE(m.Adopt({{SyncDecision::kPresent, 1, 9000, 105}, {true, true}}));  // a copy
+  EXPECT_TRUE(m.Adopt({{SyncDecision::kSkip, 2, 18000, 0}, {true, false}}));
+  m.Decide(250, &out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].decision, SyncDecision::kPresent);
+  EXPECT_EQ(out[1].decision, SyncDecision::kSkip);
+  EXPECT_EQ(m.stats().presented, 1u);
+  EXPECT_EQ(m.stats().skipped, 1u);
+  out.clear();
+  EXPECT_EQ(m.AbandonLed(), 1u);  // tick 3's leader went silent
+  m.Decide(250, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tick, 3u);
+  EXPECT_EQ(out[0].decision, SyncDecision::kSkip);
+  EXPECT_EQ(m.stats().abandoned, 1u);
+  EXPECT_FALSE(m.Adopt({{SyncDecision::kPresent, 3, 27000, 305}, {true, true}}));  // too late
+  // Tile 1 missed ticks 2 and 3, as the leader had it: one more leaves it out.
+  m.OpenTick(4, 36000, 400, 405, true);
+  m.Adopt({{SyncDecision::kSkip, 4, 36000, 0}, {true, false}});
+  m.Decide(400, &out);
+  EXPECT_TRUE(m.left_out(1));
+}
+
+}  // namespace
+}  // namespace tilestream
