@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "sim/wall_model.h"
@@ -83,8 +84,22 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
   if (r.movie_generation != playing || r.load_errors.size() != refused_loads)
     fail("movie", fmt::format("playing load {} at the end, {} loads failed; expected {} and {}",
                               r.movie_generation, r.load_errors.size(), playing, refused_loads));
+  // A leader given up (a fault of its node, or of its sync's datagrams)
+  // costs the ticks opened with it that it had not decided: those of the
+  // latency, and of the grace before it is given up, no more; and the
+  // next may miss three more before it leaves the faulty node's tiles out.
+  const double latency_s = s.latency_ms && *s.latency_ms >= 0 ? *s.latency_ms / 1e3 : 0.5;
+  const double grace_s = 4 * (s.path.one_way_ns + 2 * s.path.jitter_ns) / 1e9 + 0.1;
+  const auto per_leader = static_cast<uint64_t>(std::ceil((latency_s + grace_s) * s.fps)) + 2;
+  const bool leader_faults = NodeFaults(s) || std::any_of(s.faults.begin(), s.faults.end(), [](const Fault& f) {
+    return f.kind == Fault::Kind::kSyncUdpBlocked;
+  });
+  if (r.abandoned > (leader_faults ? r.leaders_given_up * per_leader : 0))
+    fail("abandoned", fmt::format("{} ticks skipped with {} leaders given up ({} faults of nodes)",
+                                  r.abandoned, r.leaders_given_up, leader_faults ? "with" : "no"));
   const uint64_t shown = r.presented + r.partial;
-  if (static_cast<double>(shown + s.may_miss) < s.min_shown * static_cast<double>(r.ticks))
+  if (static_cast<double>(shown + s.may_miss + r.abandoned + 3 * r.leaders_given_up) <
+      s.min_shown * static_cast<double>(r.ticks))
     fail("shown", fmt::format("{} of {} ticks shown ({} skipped, {} shed), asked {:.0f}% less {}",
                               shown, r.ticks, r.skipped, r.shed, s.min_shown * 100, s.may_miss));
   return failed;
@@ -120,7 +135,10 @@ std::string ReportJson(const Scenario& s, const WallReport& r,
                {"virtual_skew_p99_ms", r.virtual_skew_p99_ms},
                {"latency_ms", r.latency_ms},
                {"late_decisions", r.late_decisions},
-               {"late_decisions_path_down", r.late_decisions_path_down}};
+               {"late_decisions_path_down", r.late_decisions_path_down},
+               {"leaders", r.leaders},
+               {"leaders_given_up", r.leaders_given_up},
+               {"abandoned", r.abandoned}};
   j["movie"] = {{"generation", r.movie_generation}, {"load_errors", r.load_errors}};
   j["shedder"] = {{"shed", r.shed}, {"keep", r.shed_keep}, {"ceiling", r.shed_ceiling}};
   nlohmann::ordered_json tiles = nlohmann::ordered_json::array();

@@ -39,7 +39,10 @@ int64_t Path::ArrivalNs(int64_t now) {
     jitter_ = keep * jitter_ + std::sqrt(1 - keep * keep) * rng_.Normal();
     last_jitter_update_ = now;
     const double cut = std::clamp(jitter_, -3.0, 3.0);
-    delay = std::max<int64_t>(0, delay + static_cast<int64_t>(cut * s_.jitter_ns));
+    // No datagram crosses in less than a switch takes: a round trip of 0
+    // is none (RttEstimate takes no such sample, and the join's pings
+    // would go on at one instant for ever).
+    delay = std::max<int64_t>(kLeastNs, delay + static_cast<int64_t>(cut * s_.jitter_ns));
   }
   last_arrival_ = std::max(last_arrival_, now + delay);
   return last_arrival_;

@@ -55,6 +55,7 @@ class Path {
   // When something sent now arrives, in order with what went before.
   int64_t ArrivalNs(int64_t now);
   int64_t one_way_ns() const { return s_.one_way_ns; }
+  static constexpr int64_t kLeastNs = 10'000;  // a way's least, with jitter
   uint64_t lost() const { return lost_; }
 
  private:

@@ -373,8 +373,9 @@ std::string Scenario::ConfigToml() const {
       "[stream]\nmtu = 9000\nreorder_ms = {}\n",
       columns, rows, tile_width, tile_height, fps, reorder_ms);
   if (latency_ms)
-    t += *latency_ms < 0 ? "[sync]\nlatency_ms = \"auto\"\n"
-                         : fmt::format("[sync]\nlatency_ms = {}\n", *latency_ms);
+    t += (*latency_ms < 0 ? "[sync]\nlatency_ms = \"auto\"\n"
+                          : fmt::format("[sync]\nlatency_ms = {}\n", *latency_ms)) +
+         (decided_by_server ? "decide = \"server\"\n" : "");
   return t + nics_toml + NodesToml(*this);
 }
 
@@ -396,6 +397,8 @@ std::string Scenario::Describe() const {
     said += fmt::format(" clocks {:.0f} us apart, drifting {:.1f} ppm", clock_offset_us,
                         clock_drift_ppm);
   if (!refused_errnos.empty()) said += fmt::format(" ({} errnos)", refused_errnos.size());
+  if (decided_by_server) said += " decided by the server";
+  if (lan.loss > 0) said += fmt::format(" lan lost {:.2f}%", lan.loss * 100);
   return fmt::format(
       "{}x{} of {}x{} on {} nodes at {} fps for {} s; rtt {:.1f} ms jitter {:.1f} ms, lost {:.2f}% "
       "(tcp {:.2f}%), {} bursts, refused {:.2f}%, latency {}, nics: {}{}",

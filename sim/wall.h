@@ -23,6 +23,7 @@
 #include "common/control/present_schedule.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
+#include "common/control/tick_leader.h"
 #include "common/control/tick_shedder.h"
 #include "common/receive/frame_assembler.h"
 #include "common/send/tile_sender.h"
@@ -86,6 +87,18 @@ class Wall {
     SyncEventFilter filter;
     PresentSchedule schedule;
     int64_t wake_ns = INT64_MAX;  // the presenter's next wake-up (virtual clock)
+    // The wall's LAN (sim/wall_leader.cpp): the switch's port to the node,
+    // both ways; the leader it reports to (-1: none), whether it leads, and
+    // as the leader, the ticks it decides and the lines its datagrams carry.
+    std::unique_ptr<Path> lan;
+    int follows = -1;
+    bool leading = false;
+    std::unique_ptr<TickLeader> leader;
+    DecisionCarrier lan_carrier, decided_carrier;
+    int64_t lead_wake_ns = INT64_MAX;
+    // The coordinator's view: its datagrams have come (it may lead), and it
+    // was given up as a leader (never again: stopped, dead, cut off).
+    bool datagrams_seen = false, demoted = false;
   };
 
   void SetUpTiles();
@@ -116,7 +129,25 @@ class Wall {
   void AtServer(uint32_t node, const std::string& line,
                 NodeRoundTrip::Via via = NodeRoundTrip::Via::kLine);
   void Ping(uint32_t node, NodeRoundTrip::Via via);
+  // The decision at the wall's side (sim/wall_leader.cpp), as the control
+  // server and the nodes' sync clients have it: the coordinator names the
+  // first node it may, sends it each tick it opens, takes its decisions,
+  // and gives it up when they stop coming; the leader decides; every node
+  // reports to it over the LAN.
+  void ChooseLeader();
+  void GiveUpLeader();
+  void SayLeader();
+  void OpenLed(uint64_t tick, uint32_t timestamp, const PlayoutLatency::TickMoments& m,
+               const std::vector<bool>& takers);
+  // A line to the leader by its connection and by datagram, each datagram
+  // carrying the lines before it (the ticks opened, the tiles gone).
+  void ToLeader(const std::string& line);
+  void AtLeaderLine(uint32_t node, const std::string& line);
+  void Lead(uint32_t node);
+  void SendLan(uint32_t from, uint32_t to, const std::string& datagram);
+  void AtNodeLan(uint32_t node, const std::string& datagram);
   void Second();
+  void UpdateLatency();
   void LookAtNics();
   void ApplyFaults();
   bool Stopped(uint32_t node) const { return q_.now() < nodes_[node].stopped_until_ns; }
@@ -165,6 +196,9 @@ class Wall {
   std::vector<bool> nic_up_;
   std::vector<SyncEvent> events_;
   int64_t decide_at_ = INT64_MAX;
+  int leader_ = -1;  // the node that decides the ticks opened now; -1: the coordinator
+  DecisionCarrier open_carrier_;
+  static constexpr uint64_t kWallKey = 0x5eed'1a4e'0000'0000ULL;
   int64_t next_tick_ns_ = 0;
   int64_t play_start_ns_ = 200'000'000;  // after the joins' round trips on a LAN
   int64_t play_end_ns_ = 0;

@@ -98,10 +98,14 @@ void Wall::SetUpNodes() {
     node.to_server = std::make_unique<TcpStream>(
         &q_, node.sync_back.get(), [this, n](const std::string& l) { AtServer(n, l); });
     node.key = 0x5eed'0000'0000'0000ULL + n;
+    node.leader = std::make_unique<TickLeader>(c_.tile_count(), c_.sync.partial);
     node.clock_offset_ns =
         static_cast<int64_t>((rng_.Uniform() - 0.5) * s_.clock_offset_us * 1000.0);
     if (s_.clock_drift_ppm > 0)
       node.clock_drift = (2 * rng_.Uniform() - 1) * s_.clock_drift_ppm / 1e6;
+    PathSettings lan = s_.lan;  // a link down takes the node off the LAN too
+    down_for(Fault::Kind::kNodeLinkDown, &lan);
+    node.lan = std::make_unique<Path>(lan, rng_.Fork());
   }
 }
 
@@ -176,7 +180,16 @@ void Wall::NodeDies(uint32_t node) {
   n.stopped_until_ns = INT64_MAX;
   n.stops.emplace_back(q_.now(), INT64_MAX);
   q_.At(q_.now() + n.sync_back->one_way_ns(), [this, node] {
-    for (uint32_t t : nodes_[node].tiles) master_.SetMember(t, false);
+    std::vector<bool> gone(tiles_.size(), false);
+    for (uint32_t t : nodes_[node].tiles) {
+      master_.SetMember(t, false);
+      gone[t] = true;
+    }
+    nodes_[node].datagrams_seen = false;
+    if (leader_ == static_cast<int>(node))
+      GiveUpLeader();
+    else if (leader_ >= 0)
+      ToLeader(FormatGone(gone));
   });
 }
 

@@ -40,6 +40,9 @@ struct WallReport {
   uint64_t shows_excused = 0;
   uint64_t late_decisions = 0;  // reached a node after its moment, its path up
   uint64_t late_decisions_path_down = 0;
+  // Decided at the wall's side: leaders named, ticks skipped because the
+  // leader they were opened with was given up.
+  uint64_t leaders = 0, leaders_given_up = 0, abandoned = 0;
   double shed_keep = 1, shed_ceiling = 1;
   std::vector<TileCounters> tiles;
   // Invariants' own counts.

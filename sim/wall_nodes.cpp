@@ -65,6 +65,7 @@ void Wall::Admit(Tile& t, const Datagram& d) {
     Node& n = nodes_[t.node];
     n.to_server->Send(line);
     SendDatagram(t.node, false, FormatSyncDatagram(n.key, line), kSyncCopies);
+    if (n.follows >= 0) SendLan(t.node, static_cast<uint32_t>(n.follows), FormatSyncDatagram(kWallKey, line));
   }
 }
 
@@ -116,6 +117,8 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
         loss->SetRttHint(rtt->rtt_ns, rtt->rttvar_ns);
     return;
   }
+  if (line.starts_with("open ") || line.starts_with("gone ") || line.starts_with("leader "))
+    return AtLeaderLine(node, line);
   const std::optional<SyncEvent> e = ParseSyncEvent(line);
   if (!e || !n.filter.Accept(*e)) return;  // a copy of one the other way brought
   const uint64_t late = n.schedule.late();

@@ -37,11 +37,13 @@ void Wall::Tick(uint64_t tick) {
   // As the coordinator opens it (streamer/wall_sync.cpp), on the server's
   // clock: its offset 0.
   const PlayoutLatency::TickMoments m = latency_.MomentsFor(q_.now() + next_in * interval_ns_);
-  master_.OpenTick(tick, timestamp, m.deadline_ns, m.at_ns);
   std::vector<bool>& takers = takers_[timestamp];  // who takes part as it opens
   takers.resize(tiles_.size());
   for (uint32_t t = 0; t < tiles_.size(); ++t)
     takers[t] = master_.member(t) && !master_.left_out(t);
+  const bool led = leader_ >= 0 && std::find(takers.begin(), takers.end(), true) != takers.end();
+  master_.OpenTick(tick, timestamp, m.deadline_ns, m.at_ns, led);
+  if (led) OpenLed(tick, timestamp, m, takers);
   ScheduleDecide();
 }
 
@@ -159,8 +161,10 @@ void Wall::ScheduleDecide() {
   });
 }
 
-// The decisions due, to every node over its sync connection.
+// The decisions due (or the leader's, taken), to every node over its sync
+// connection; a leader whose decisions stopped coming given up.
 void Wall::Decide() {
+  if (master_.LedOverdue(q_.now())) GiveUpLeader();
   events_.clear();
   master_.Decide(q_.now(), &events_);
   for (const SyncEvent& e : events_) {
@@ -199,10 +203,15 @@ void Wall::AtServerDatagram(uint32_t node, const std::string& datagram) {
   const std::optional<SyncDatagram> d = ParseSyncDatagram(datagram);
   if (!d || d->key != nodes_[node].key) return;
   Ping(node, nodes_[node].trip.DatagramsKnown());  // its first: pinged that way
+  if (!nodes_[node].datagrams_seen) {
+    nodes_[node].datagrams_seen = true;
+    ChooseLeader();  // the first node whose datagrams come, before tick 0
+  }
   for (size_t i = 0; i < d->count; ++i) {
     const std::string_view line = d->lines[i];
     const auto r = ParseSyncReport(line);
-    if (ParseStamp("pong", line) || (r && r->kind == SyncReport::Kind::kComplete))
+    if (ParseStamp("pong", line) || (r && r->kind == SyncReport::Kind::kComplete) ||
+        line.starts_with("decided "))
       AtServer(node, std::string(line), NodeRoundTrip::Via::kDatagram);
   }
 }
@@ -224,6 +233,10 @@ void Wall::AtServer(uint32_t node, const std::string& line, NodeRoundTrip::Via v
     Ping(node, a.ping);
     return;
   }
+  if (auto d = ParseDecided(line, static_cast<uint32_t>(tiles_.size()))) {
+    if (static_cast<int>(node) == leader_ && master_.Adopt(*d)) Decide();
+    return;
+  }
   const std::optional<SyncReport> r = ParseSyncReport(line);
   if (!r || r->tile >= tiles_.size()) return;
   if (r->kind == SyncReport::Kind::kComplete) {
@@ -239,39 +252,47 @@ void Wall::AtServer(uint32_t node, const std::string& line, NodeRoundTrip::Via v
 // counts and the NICs' ceiling.
 void Wall::Second() {
   if (q_.now() + kSecond < play_end_ns_) q_.At(q_.now() + kSecond, [this] { Second(); });
-  int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
-  for (uint32_t i = 0; i < nodes_.size(); ++i) {
-    Node& n = nodes_[i];
-    Ping(i, n.trip.Ping(q_.now()));
-    if (!n.trip.settled()) continue;  // as the control server's LargestRtt
-    sync = std::max(sync, n.trip.estimate().rtt_ns);
-    sync_var = std::max(sync_var, n.trip.estimate().rttvar_ns);
-  }
+  for (uint32_t i = 0; i < nodes_.size(); ++i) Ping(i, nodes_[i].trip.Ping(q_.now()));
   uint64_t sent = 0, skipped = 0, datagrams = 0, sent_again = 0;
   std::vector<uint32_t> nic_of_tile;
   for (Tile& t : tiles_) {
     datagrams += t.sender->socket().stats().datagrams;
     sent_again += t.sender->stats().retransmitted;
-    if (const LossTracker* loss = t.assembler->loss()) {
-      repair = std::max(repair, loss->stats().rtt.rtt_ns);
-      repair_var = std::max(repair_var, loss->stats().rtt.rttvar_ns);
-    }
     sent += t.sent_ticks;
     skipped += t.skipped_ticks;
     t.sent_ticks = t.skipped_ticks = 0;
     nic_of_tile.push_back(t.nic);
   }
-  if (latency_.timed() && sync > 0) {
-    const int64_t before = latency_.latency_ns();
-    latency_.SetSent(datagrams, sent_again);
-    latency_.Update(sync, sync_var, repair, repair_var);
-    if (latency_.latency_ns() != before)  // each tile's repair window follows it
-      for (Tile& t : tiles_)
-        if (LossTracker* loss = t.assembler->loss())
-          loss->SetWindow(interval_ns_ + latency_.latency_ns());
-  }
+  latency_.SetSent(datagrams, sent_again);
+  UpdateLatency();
   shedder_.SetCeiling(FailoverCeiling(c_, nic_of_tile, capacity_));
   shedder_.Look(sent, skipped, static_cast<uint32_t>(tiles_.size()));
+}
+
+// From the largest round trips to a node and of a tile's repairs, as the
+// coordinator's WallSync::UpdateLatency; the grace a leader's decisions
+// have follows the sync's round trip.
+void Wall::UpdateLatency() {
+  int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
+  for (const Node& n : nodes_) {
+    if (!n.trip.settled()) continue;  // as the control server's LargestRtt
+    sync = std::max(sync, n.trip.estimate().rtt_ns);
+    sync_var = std::max(sync_var, n.trip.estimate().rttvar_ns);
+  }
+  for (const Tile& t : tiles_) {
+    if (const LossTracker* loss = t.assembler->loss()) {
+      repair = std::max(repair, loss->stats().rtt.rtt_ns);
+      repair_var = std::max(repair_var, loss->stats().rtt.rttvar_ns);
+    }
+  }
+  master_.SetLedGrace(LeaderGraceNs(sync, sync_var));
+  if (!latency_.timed() || sync == 0) return;
+  const int64_t before = latency_.latency_ns();
+  latency_.Update(sync, sync_var, repair, repair_var);
+  if (latency_.latency_ns() != before)  // each tile's repair window follows it
+    for (Tile& t : tiles_)
+      if (LossTracker* loss = t.assembler->loss())
+        loss->SetWindow(interval_ns_ + latency_.latency_ns());
 }
 
 // streamer/nic_failover.cpp: a look every kLookNs, the tiles of a NIC

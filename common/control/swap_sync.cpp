@@ -89,10 +89,10 @@ bool SwapSyncMaster::Adopt(const LeaderDecision& d) {
   return false;
 }
 
-bool SwapSyncMaster::LedOverdue(int64_t now_ns, int64_t grace_ns) const {
+bool SwapSyncMaster::LedOverdue(int64_t now_ns) const {
   if (pending_.empty()) return false;
   const Pending& p = pending_.front();
-  return p.led && !p.adopted && now_ns >= p.deadline_ns + grace_ns;
+  return p.led && !p.adopted && now_ns >= p.deadline_ns + led_grace_ns_;
 }
 
 uint64_t SwapSyncMaster::AbandonLed() {
@@ -175,7 +175,9 @@ void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
 }
 
 int64_t SwapSyncMaster::next_deadline_ns() const {
-  return pending_.empty() ? INT64_MAX : pending_.front().deadline_ns;
+  if (pending_.empty()) return INT64_MAX;
+  const Pending& p = pending_.front();
+  return p.deadline_ns + (p.led && !p.adopted ? led_grace_ns_ : 0);
 }
 
 void SwapSyncMaster::Shown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {

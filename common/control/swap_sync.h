@@ -89,9 +89,12 @@ class SwapSyncMaster {
   // own, the tiles complete as the leader had them; false: no such tick
   // waits (a copy, or one abandoned).
   bool Adopt(const LeaderDecision& d);
-  // Whether the first tick waiting is led, undecided, and grace_ns past
+  // How long after its deadline a led tick's decision may come (its way
+  // from the leader); past that, LedOverdue.
+  void SetLedGrace(int64_t grace_ns) { led_grace_ns_ = grace_ns; }
+  // Whether the first tick waiting is led, undecided, and the grace past
   // its deadline: its leader is silent (stopped, gone, cut off).
-  bool LedOverdue(int64_t now_ns, int64_t grace_ns) const;
+  bool LedOverdue(int64_t now_ns) const;
   // Every led tick still undecided is skipped (Decide releases them): the
   // leader they were opened with is no longer trusted to decide them, and
   // no other decides them in its place. How many.
@@ -100,7 +103,8 @@ class SwapSyncMaster {
   void Complete(uint32_t tile, uint32_t timestamp);
   // Appends the decisions due at now_ns, in tick order.
   void Decide(int64_t now_ns, std::vector<SyncEvent>* out);
-  // When Decide next has something to do at the latest (INT64_MAX: nothing).
+  // When Decide next has something to do at the latest (INT64_MAX:
+  // nothing); for a led tick, when it is overdue.
   int64_t next_deadline_ns() const;
   // Tile showed released tick `timestamp` at shown_ns (CLOCK_REALTIME, so
   // that display nodes with synchronised clocks compare).
@@ -165,6 +169,7 @@ class SwapSyncMaster {
   SyncStats stats_;
   SkewHistogram skews_;
   int64_t recent_max_skew_ = 0;
+  int64_t led_grace_ns_ = 0;
 };
 
 // The sync lines, receiver to master:  "complete TILE TIMESTAMP",

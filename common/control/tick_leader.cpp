@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/base/words.h"
+#include "common/control/sync_datagram.h"
 
 namespace tilestream {
 namespace {
@@ -14,6 +15,72 @@ namespace {
 constexpr std::string_view kHex = "0123456789abcdef";
 
 }  // namespace
+
+namespace {
+
+// A numeric address as inet_ntop writes it: at most 45 of 0-9 a-f A-F . :
+bool ValidHost(std::string_view host) {
+  if (host.empty() || host.size() > 45) return false;
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+           c == '.' || c == ':';
+  });
+}
+
+bool ParsePeerAt(std::string_view host, std::string_view port, LanPeer* at) {
+  if (!ValidHost(host) || !ParseInteger(port, &at->port) || at->port == 0) return false;
+  at->host = std::string(host);
+  return true;
+}
+
+}  // namespace
+
+std::string FormatLeader(const LeaderLine& l) {
+  if (!l.at) return "leader none";
+  return fmt::format("leader {} {} {}", l.at->host, l.at->port, FormatSyncKey(l.key));
+}
+
+std::optional<LeaderLine> ParseLeader(std::string_view line) {
+  std::array<std::string_view, 4> w;
+  size_t n = 0;
+  if (!SplitWords(line, &w, &n) || n < 2 || w[0] != "leader") return std::nullopt;
+  LeaderLine l;
+  if (n == 2 && w[1] == "none") return l;
+  l.at.emplace();
+  const auto key = n == 4 ? ParseSyncKey(w[3]) : std::nullopt;
+  if (!key || !ParsePeerAt(w[1], w[2], &*l.at)) return std::nullopt;
+  l.key = *key;
+  return l;
+}
+
+std::string FormatLead(const LeadLine& l) {
+  return fmt::format("lead {} {}", l.tiles, l.partial ? "partial" : "skip");
+}
+
+std::optional<LeadLine> ParseLead(std::string_view line) {
+  std::array<std::string_view, 3> w;
+  size_t n = 0;
+  LeadLine l;
+  if (!SplitWords(line, &w, &n) || n != 3 || w[0] != "lead" || !ParseInteger(w[1], &l.tiles) ||
+      l.tiles == 0 || l.tiles > kMaxLedTiles || (w[2] != "skip" && w[2] != "partial"))
+    return std::nullopt;
+  l.partial = w[2] == "partial";
+  return l;
+}
+
+std::string FormatPeer(const PeerLine& p) {
+  return fmt::format("peer {} {} {}", p.node, p.at.host, p.at.port);
+}
+
+std::optional<PeerLine> ParsePeer(std::string_view line) {
+  std::array<std::string_view, 4> w;
+  size_t n = 0;
+  PeerLine p;
+  if (!SplitWords(line, &w, &n) || n != 4 || w[0] != "peer" || !ParseInteger(w[1], &p.node) ||
+      p.node >= kMaxLedTiles || !ParsePeerAt(w[2], w[3], &p.at))
+    return std::nullopt;
+  return p;
+}
 
 std::string FormatTiles(const std::vector<bool>& tiles) {
   std::string hex((tiles.size() + 3) / 4, '0');
@@ -58,6 +125,19 @@ std::optional<OpenedTick> ParseOpen(std::string_view line, uint32_t tiles) {
   return t;
 }
 
+std::string FormatGone(const std::vector<bool>& tiles) {
+  return "gone " + FormatTiles(tiles);
+}
+
+std::optional<std::vector<bool>> ParseGone(std::string_view line, uint32_t tiles) {
+  std::array<std::string_view, 2> w;
+  size_t n = 0;
+  std::vector<bool> gone;
+  if (!SplitWords(line, &w, &n) || n != 2 || w[0] != "gone" || !ParseTiles(w[1], tiles, &gone))
+    return std::nullopt;
+  return gone;
+}
+
 std::string FormatDecided(const LeaderDecision& d) {
   return fmt::format("decided {} {}", FormatSyncEvent(d.event), FormatTiles(d.complete));
 }
@@ -74,8 +154,13 @@ std::optional<LeaderDecision> ParseDecided(std::string_view line, uint32_t tiles
   return d;
 }
 
-TickLeader::TickLeader(uint32_t tiles, bool partial_policy)
-    : tiles_(tiles), partial_(partial_policy), recent_(tiles) {}
+TickLeader::TickLeader(uint32_t tiles, bool partial_policy, uint32_t drop_after)
+    : tiles_(tiles),
+      partial_(partial_policy),
+      drop_after_(drop_after),
+      misses_(tiles, 0),
+      left_out_(tiles, false),
+      recent_(tiles) {}
 
 void TickLeader::Open(const OpenedTick& t) {
   if (t.takers.size() != tiles_ || (opened_any_ && t.tick <= newest_)) return;
@@ -99,25 +184,49 @@ void TickLeader::Complete(uint32_t tile, uint32_t timestamp) {
   r.timestamps[r.next] = timestamp;
   r.next = (r.next + 1) % r.timestamps.size();
   r.count = std::min(r.count + 1, r.timestamps.size());
+  for (Pending& p : pending_) {
+    if (p.t.timestamp != timestamp) continue;
+    p.complete[tile] = true;
+    left_out_[tile] = false;  // misses counted on as the master does
+  }
+}
+
+void TickLeader::Gone(const std::vector<bool>& tiles) {
+  if (tiles.size() != tiles_) return;
   for (Pending& p : pending_)
-    if (p.t.timestamp == timestamp) p.complete[tile] = true;
+    for (uint32_t t = 0; t < tiles_; ++t)
+      if (tiles[t]) p.t.takers[t] = false;
 }
 
 bool TickLeader::AllComplete(const Pending& p) const {
   for (uint32_t t = 0; t < tiles_; ++t)
-    if (p.t.takers[t] && !p.complete[t]) return false;
+    if (p.t.takers[t] && !left_out_[t] && !p.complete[t]) return false;
   return true;
+}
+
+void TickLeader::CountMisses(const Pending& p) {
+  for (uint32_t t = 0; t < tiles_; ++t) {
+    if (!p.t.takers[t] || left_out_[t]) continue;
+    if (p.complete[t])
+      misses_[t] = 0;
+    else if (++misses_[t] == drop_after_)
+      left_out_[t] = true;
+  }
 }
 
 void TickLeader::Decide(int64_t now_ns, std::vector<LeaderDecision>* out) {
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
     SyncDecision d = SyncDecision::kPresent;
-    if (!AllComplete(p)) {
+    if (now_ns >= p.t.at_ns) {  // its moment passed here, and so on every node
+      d = SyncDecision::kSkip;
+      ++skipped_late_;
+    } else if (!AllComplete(p)) {
       if (now_ns < p.t.deadline_ns) return;
       d = partial_ ? SyncDecision::kPartial : SyncDecision::kSkip;
     }
     out->push_back({{d, p.t.tick, p.t.timestamp, p.t.at_ns}, p.complete});
+    CountMisses(p);
     pending_.pop_front();
   }
 }
@@ -129,6 +238,8 @@ int64_t TickLeader::next_deadline_ns() const {
 void TickLeader::Reset() {
   pending_.clear();
   opened_any_ = false;
+  misses_.assign(tiles_, 0);
+  left_out_.assign(tiles_, false);
 }
 
 }  // namespace tilestream

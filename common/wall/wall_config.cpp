@@ -157,7 +157,7 @@ void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
 
 void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
   r.CheckKeys(t, "sync",
-              {"enabled", "policy", "deadline_ms", "wait_ms", "latency_ms", "max_latency_ms"});
+              {"enabled", "policy", "deadline_ms", "wait_ms", "latency_ms", "max_latency_ms", "decide"});
   r.Bool(t, "sync", "enabled", &s->enabled);
   std::string policy;
   r.String(t, "sync", "policy", &policy);
@@ -166,6 +166,13 @@ void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
   else if (!policy.empty() && policy != "skip")
     r.Error(t.get("policy"), "sync.policy",
             fmt::format("'{}' is not a policy (skip or partial)", policy));
+  std::string decide;
+  r.String(t, "sync", "decide", &decide);
+  if (decide == "server")
+    s->decide_at_wall = false;
+  else if (!decide.empty() && decide != "wall")
+    r.Error(t.get("decide"), "sync.decide",
+            fmt::format("'{}' is not where ticks are decided (wall or server)", decide));
   r.Int(t, "sync", "deadline_ms", 0, 10000, &s->deadline_ms);
   r.Int(t, "sync", "wait_ms", 0, 600000, &s->wait_ms);
   r.Int(t, "sync", "max_latency_ms", 1, 10000, &s->max_latency_ms);

@@ -187,6 +187,10 @@ struct SyncSettings {
   static constexpr int32_t kAutoLatency = -2;
   int32_t latency = kNoLatency;  // ms, or one of the above
   uint32_t max_latency_ms = 500;
+  // With a playout latency, the ticks decided at the wall's side: a display
+  // node leads (common/control/tick_leader.h), the reports and decisions
+  // cross the nodes' LAN. false ("server"): the coordinator decides.
+  bool decide_at_wall = true;
   bool timed() const { return latency != kNoLatency; }
   // The most a tick may wait after its frame is sent: the display nodes'
   // frame queues and the senders' retransmission history hold that long.

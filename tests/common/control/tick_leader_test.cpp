@@ -54,6 +54,38 @@ TEST(TickLeaderLines, AnythingElseIsRefused) {
   EXPECT_TRUE(ParseTiles(std::string(kMaxLedTiles / 4, 'f'), kMaxLedTiles, &tiles));
 }
 
+TEST(TickLeaderLines, WhoLeadsAndWhereItsPeersAre) {
+  const LeaderLine l{LanPeer{"10.10.0.11", 40123}, 0xabcdef0123456789ULL};
+  EXPECT_EQ(FormatLeader(l), "leader 10.10.0.11 40123 abcdef0123456789");
+  const auto back = ParseLeader(FormatLeader(l));
+  ASSERT_TRUE(back && back->at);
+  EXPECT_EQ(back->at->host, "10.10.0.11");
+  EXPECT_EQ(back->at->port, 40123);
+  EXPECT_EQ(back->key, l.key);
+  const auto none = ParseLeader(FormatLeader({}));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->at);
+  const auto peer = ParsePeer(FormatPeer({3, {"fe80::1", 9}}));
+  ASSERT_TRUE(peer);
+  EXPECT_EQ(peer->node, 3u);
+  EXPECT_EQ(peer->at.host, "fe80::1");
+  const auto lead = ParseLead(FormatLead({15, true}));
+  ASSERT_TRUE(lead);
+  EXPECT_EQ(lead->tiles, 15u);
+  EXPECT_TRUE(lead->partial);
+  for (const char* bad : {"leader", "leader 10.0.0.1 1", "leader 10.0.0.1 0 0123456789abcdef",
+                          "leader host.example 1 0123456789abcdef", "leader 1.2.3.4 1 123",
+                          "leader 1.2.3.4 70000 0123456789abcdef", "leader none x"})
+    EXPECT_FALSE(ParseLeader(bad)) << bad;
+  for (const char* bad : {"peer 1 1.2.3.4", "peer x 1.2.3.4 5", "peer 1 1.2.3.4 0",
+                          "peer 1 ../etc 5", "peer 999 1.2.3.4 5"})
+    EXPECT_FALSE(ParsePeer(bad)) << bad;
+  EXPECT_FALSE(ParseGone("gone 4", 2));
+  EXPECT_FALSE(ParseGone("gone", 2));
+  for (const char* bad : {"lead 0 skip", "lead 257 skip", "lead 4 maybe", "lead 4"})
+    EXPECT_FALSE(ParseLead(bad)) << bad;
+}
+
 // The lines for the largest wall a leader decides, carried kCarried at a
 // time, still fit a sync datagram.
 TEST(TickLeaderLines, TheLongestCarriedFitADatagram) {
@@ -97,6 +129,31 @@ TEST(TickLeader, DecidesByTheMastersRule) {
   EXPECT_EQ(leader.next_deadline_ns(), INT64_MAX);
 }
 
+// Three ticks decided without a tile leave it out, as the master does:
+// the ticks after are not held to their deadline for it; a report of a
+// tick still waiting takes it back.
+TEST(TickLeader, LeavesATileOutAsTheMasterDoes) {
+  TickLeader leader(2, false, 3);
+  std::vector<LeaderDecision> out;
+  for (uint64_t tick = 1; tick <= 5; ++tick) leader.Open(Opened(tick, 100 * tick, {true, true}));
+  for (uint64_t tick = 1; tick <= 5; ++tick) leader.Complete(0, static_cast<uint32_t>(9000 * tick));
+  leader.Decide(300, &out);  // ticks 1 to 3 at their deadlines, then 4 and 5 at once
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[2].event.decision, SyncDecision::kSkip);
+  EXPECT_EQ(out[3].event.decision, SyncDecision::kPresent);
+  EXPECT_EQ(out[4].event.decision, SyncDecision::kPresent);
+  out.clear();
+  leader.Open(Opened(6, 600, {true, true}));
+  leader.Open(Opened(7, 700, {true, true}));
+  leader.Complete(1, 9000 * 7);  // in time again: waited for from now on
+  leader.Complete(0, 9000 * 6);
+  leader.Decide(300, &out);
+  ASSERT_EQ(out.size(), 0u);
+  leader.Decide(600, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kSkip);
+}
+
 // A report may come before its tick's open (the node's way to the leader is
 // shorter than the coordinator's); an open's copies, and an old one, are
 // taken once.
@@ -119,6 +176,13 @@ TEST(TickLeader, AReportBeforeItsOpenCountsAndCopiesAreTakenOnce) {
   EXPECT_EQ(out[0].event.decision, SyncDecision::kPartial);
   out.clear();
   leader.Open(Opened(3, 300, {true, true}));
+  leader.Complete(0, 27000);
+  leader.Gone(*ParseGone(FormatGone({false, true}), 2));  // tile 1's node left: not waited for
+  leader.Decide(250, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
+  out.clear();
+  leader.Open(Opened(4, 400, {true, true}));
   leader.Reset();  // no longer leading
   leader.Decide(1000, &out);
   EXPECT_TRUE(out.empty());
@@ -139,8 +203,10 @@ TEST(SwapSyncMasterLed, WaitsForTheLeaderAndCountsItsDecision) {
   std::vector<SyncEvent> out;
   m.Decide(150, &out);  // complete and past its deadline: still the leader's
   EXPECT_TRUE(out.empty());
-  EXPECT_FALSE(m.LedOverdue(150, 100));
-  EXPECT_TRUE(m.LedOverdue(200, 100));
+  m.SetLedGrace(100);
+  EXPECT_EQ(m.next_deadline_ns(), 200);
+  EXPECT_FALSE(m.LedOverdue(150));
+  EXPECT_TRUE(m.LedOverdue(200));
   EXPECT_TRUE(m.Adopt({{SyncDecision::kPresent, 1, 9000, 105}, {true, true}}));
   EXPECT_FALSE(m.Adopt({{SyncDecision::kPresent, 1, 9000, 105}, {true, true}}));  // a copy
   EXPECT_TRUE(m.Adopt({{SyncDecision::kSkip, 2, 18000, 0}, {true, false}}));
