@@ -137,6 +137,8 @@ class Wall {
   void ChooseLeader();
   void GiveUpLeader();
   void SayLeader();
+  static std::string LanHost(uint32_t node);
+  static constexpr uint16_t kLanPort = 7000;
   void OpenLed(uint64_t tick, uint32_t timestamp, const PlayoutLatency::TickMoments& m,
                const std::vector<bool>& takers);
   // A line to the leader by its connection and by datagram, each datagram

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "common/base/words.h"
 #include "sim/wall.h"
 
@@ -50,12 +52,20 @@ void Wall::GiveUpLeader() {
 // Who leads now, to every node by line and by datagram: a lost segment
 // must not keep the reports from the leader while TCP repairs it.
 void Wall::SayLeader() {
-  const std::string line = leader_ < 0 ? "leader none" : "leader " + std::to_string(leader_);
+  LeaderLine follow;
+  if (leader_ >= 0) follow = {LanPeer{LanHost(static_cast<uint32_t>(leader_)), kLanPort}, kWallKey};
   for (uint32_t n = 0; n < nodes_.size(); ++n) {
+    const std::string line =
+        static_cast<int>(n) == leader_
+            ? FormatLead({kWallKey, static_cast<uint32_t>(tiles_.size()), c_.sync.partial})
+            : FormatLeader(follow);
     nodes_[n].to_node->Send(line);
     SendDatagram(n, true, FormatSyncDatagram(nodes_[n].key, line), kSyncCopies);
   }
 }
+
+// A node's LAN address, as the leader's line names it.
+std::string Wall::LanHost(uint32_t node) { return fmt::format("10.0.{}.{}", node / 256, node % 256); }
 
 void Wall::OpenLed(uint64_t tick, uint32_t timestamp, const PlayoutLatency::TickMoments& m,
                    const std::vector<bool>& takers) {
@@ -84,12 +94,18 @@ void Wall::AtLeaderLine(uint32_t node, const std::string& line) {
     Lead(node);
     return;
   }
-  const std::string_view said = TrimBlanks(SplitFirstWord(line).second);
-  int follows = -1;
-  if (said != "none" && !ParseInteger(said, &follows)) return;
-  n.follows = follows;
-  n.leading = follows == static_cast<int>(node);
-  if (!n.leading) n.leader->Reset();
+  if (ParseLead(line)) {
+    if (!n.leading) n.leader->Reset();  // a new leadership (or a copy of the line)
+    n.leading = true;
+    n.follows = static_cast<int>(node);
+    return;
+  }
+  const std::optional<LeaderLine> l = ParseLeader(line);
+  if (!l) return;
+  n.leading = false;
+  n.follows = -1;
+  for (uint32_t other = 0; other < nodes_.size() && l->at; ++other)
+    if (LanHost(other) == l->at->host) n.follows = static_cast<int>(other);
 }
 
 // The leader's decisions due by its clock: taken at once at its own node,

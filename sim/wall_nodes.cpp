@@ -117,7 +117,7 @@ void Wall::AtNode(uint32_t node, const std::string& line) {
         loss->SetRttHint(rtt->rtt_ns, rtt->rttvar_ns);
     return;
   }
-  if (line.starts_with("open ") || line.starts_with("gone ") || line.starts_with("leader "))
+  if (line.starts_with("open ") || line.starts_with("gone ") || line.starts_with("lead"))
     return AtLeaderLine(node, line);
   const std::optional<SyncEvent> e = ParseSyncEvent(line);
   if (!e || !n.filter.Accept(*e)) return;  // a copy of one the other way brought

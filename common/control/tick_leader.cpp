@@ -54,17 +54,21 @@ std::optional<LeaderLine> ParseLeader(std::string_view line) {
 }
 
 std::string FormatLead(const LeadLine& l) {
-  return fmt::format("lead {} {}", l.tiles, l.partial ? "partial" : "skip");
+  return fmt::format("lead {} {} {}", FormatSyncKey(l.key), l.tiles,
+                     l.partial ? "partial" : "skip");
 }
 
 std::optional<LeadLine> ParseLead(std::string_view line) {
-  std::array<std::string_view, 3> w;
+  std::array<std::string_view, 4> w;
   size_t n = 0;
   LeadLine l;
-  if (!SplitWords(line, &w, &n) || n != 3 || w[0] != "lead" || !ParseInteger(w[1], &l.tiles) ||
-      l.tiles == 0 || l.tiles > kMaxLedTiles || (w[2] != "skip" && w[2] != "partial"))
+  if (!SplitWords(line, &w, &n) || n != 4 || w[0] != "lead" || !ParseInteger(w[2], &l.tiles) ||
+      l.tiles == 0 || l.tiles > kMaxLedTiles || (w[3] != "skip" && w[3] != "partial"))
     return std::nullopt;
-  l.partial = w[2] == "partial";
+  const auto key = ParseSyncKey(w[1]);
+  if (!key) return std::nullopt;
+  l.key = *key;
+  l.partial = w[3] == "partial";
   return l;
 }
 

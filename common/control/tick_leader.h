@@ -64,11 +64,13 @@ struct LanPeer {
   std::string host;
   uint16_t port = 0;
 };
-// Who leads, said to every node: "leader HOST PORT KEY" (the leader's LAN
-// socket, and the wall's key that every datagram on the LAN carries), or
-// "leader none" (the coordinator decides). To the leader also: "lead TILES
-// POLICY" (the wall's tiles, skip or partial) and "peer NODE HOST PORT" for
-// each node its decisions go to. A node says "lan PORT" once it joined.
+// Who leads, said to every node but the leader: "leader HOST PORT KEY"
+// (the leader's LAN socket, and the wall's key that every datagram on the
+// LAN carries), or "leader none" (the coordinator decides); to the leader:
+// "lead KEY TILES POLICY" (the wall's tiles, skip or partial), then "peer
+// NODE HOST PORT" for each node its decisions go to. Each line says all of
+// a node's part, so that a copy by datagram may come before or after the
+// line. A node says "lan PORT" once it joined.
 struct LeaderLine {
   std::optional<LanPeer> at;  // none: the coordinator decides
   uint64_t key = 0;
@@ -76,6 +78,7 @@ struct LeaderLine {
 std::string FormatLeader(const LeaderLine& l);
 std::optional<LeaderLine> ParseLeader(std::string_view line);
 struct LeadLine {
+  uint64_t key = 0;
   uint32_t tiles = 0;
   bool partial = false;
 };

@@ -69,8 +69,9 @@ TEST(TickLeaderLines, WhoLeadsAndWhereItsPeersAre) {
   ASSERT_TRUE(peer);
   EXPECT_EQ(peer->node, 3u);
   EXPECT_EQ(peer->at.host, "fe80::1");
-  const auto lead = ParseLead(FormatLead({15, true}));
+  const auto lead = ParseLead(FormatLead({7, 15, true}));
   ASSERT_TRUE(lead);
+  EXPECT_EQ(lead->key, 7u);
   EXPECT_EQ(lead->tiles, 15u);
   EXPECT_TRUE(lead->partial);
   for (const char* bad : {"leader", "leader 10.0.0.1 1", "leader 10.0.0.1 0 0123456789abcdef",
@@ -82,7 +83,9 @@ TEST(TickLeaderLines, WhoLeadsAndWhereItsPeersAre) {
     EXPECT_FALSE(ParsePeer(bad)) << bad;
   EXPECT_FALSE(ParseGone("gone 4", 2));
   EXPECT_FALSE(ParseGone("gone", 2));
-  for (const char* bad : {"lead 0 skip", "lead 257 skip", "lead 4 maybe", "lead 4"})
+  for (const char* bad : {"lead 0000000000000001 0 skip", "lead 0000000000000001 257 skip",
+                          "lead 0000000000000001 4 maybe", "lead 0000000000000001 4",
+                          "lead 1 4 skip"})
     EXPECT_FALSE(ParseLead(bad)) << bad;
 }
 
