@@ -34,6 +34,9 @@ NodeFinal Collect(const WallConfig& c, const NodeParts& p, const Presenter& pres
     f.sync = presenter.counts();
     f.sync->decisions_by_datagram = p.sync->decisions_by_datagram();
     f.sync->decisions_by_tcp = p.sync->decisions_by_tcp();
+    f.sync->decisions_by_lan = p.sync->decisions_by_lan();
+    f.sync->ticks_led = p.sync->ticks_led();
+    f.sync->led_late = p.sync->led_late();
   }
   f.tile_names = TileNames(c, p);
   for (const auto& t : p.tiles) f.tiles.push_back(t->Snapshot());

@@ -204,6 +204,9 @@ nlohmann::json FinalNodeJson(const NodeFinal& f) {
                  {"late_decisions", f.sync->late_decisions},
                  {"decisions_by_datagram", f.sync->decisions_by_datagram},
                  {"decisions_by_tcp", f.sync->decisions_by_tcp},
+                 {"decisions_by_lan", f.sync->decisions_by_lan},
+                 {"ticks_led", f.sync->ticks_led},
+                 {"led_late", f.sync->led_late},
                  {"late_decision_max_ms", f.sync->late_decision_max_ns / 1e6},
                  {"woke_late_max_ms", f.sync->woke_late_max_ns / 1e6}};
   for (size_t i = 0; i < f.tiles.size(); ++i)

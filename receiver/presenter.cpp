@@ -68,10 +68,16 @@ void Presenter::SetOverlayText(size_t k, std::string text) {
 }
 
 // Waits for input no longer than until just before the next timed decision.
+// Leading, no longer than until the next tick is due to be decided
+// (rounded up: a wait cut short of it wakes for nothing).
 int Presenter::WaitMs(int most_ms) const {
-  if (schedule_.next_at_ns() == PresentSchedule::kNever) return most_ms;
-  const int64_t ahead = schedule_.next_at_ns() - RealtimeNs() - kSleepAheadNs;
-  return static_cast<int>(std::clamp<int64_t>(ahead / kNsPerMs, 0, most_ms));
+  const int64_t now = RealtimeNs();
+  int64_t ms = most_ms;
+  if (schedule_.next_at_ns() != PresentSchedule::kNever)
+    ms = std::min(ms, (schedule_.next_at_ns() - now - kSleepAheadNs) / kNsPerMs);
+  if (const int64_t lead = p_.sync->lead_due_ns(); lead != INT64_MAX)
+    ms = std::min(ms, (lead - now + kNsPerMs - 1) / kNsPerMs);
+  return static_cast<int>(std::max<int64_t>(ms, 0));
 }
 
 // Shows the timed decisions due within kSleepAheadNs, each at its moment
@@ -96,7 +102,7 @@ void Presenter::WaitForSync(int timeout_ms) {
     priority_->Woke(MonotonicNs());
     counts_.windows_over_budget = priority_->windows_over_budget();
   }
-  if (ready) p_.sync->Read(&events_);
+  if (ready || p_.sync->lead_due_ns() <= RealtimeNs()) p_.sync->Read(&events_);
 }
 
 // Shows the released tick on every tile of the node at once, and says when.

@@ -36,7 +36,10 @@ struct PresentCounts {
   uint64_t late_decisions = 0;
   int64_t late_decision_max_ns = 0, woke_late_max_ns = 0;
   // Decisions by the way that brought them first (receiver/sync_client.h).
-  uint64_t decisions_by_datagram = 0, decisions_by_tcp = 0;
+  uint64_t decisions_by_datagram = 0, decisions_by_tcp = 0, decisions_by_lan = 0;
+  // Leading (decided at the wall's side): ticks decided, and skipped for
+  // coming to them after their moment.
+  uint64_t ticks_led = 0, led_late = 0;
   uint64_t shown_ticks() const { return presented + partial; }
 };
 

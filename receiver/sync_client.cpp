@@ -49,18 +49,22 @@ void SyncClient::Lost(const std::string& why) {
     channel_ = LineChannel();
     udp_.reset();
     udp_key_ = 0;
+    lan_.reset();
+    leader_at_.reset();
   }
+  leader_.reset();
   std::fflush(stdout);
 }
 
 bool SyncClient::WaitForInput(int timeout_ms) {
-  int fd = -1, udp = -1;
+  int fd = -1, udp = -1, lan = -1;
   short wanted = POLLIN;
   {
     std::lock_guard lock(mu_);
     if (channel_.open()) fd = channel_.fd();
     if (channel_.wants_write()) wanted |= POLLOUT;  // a line the socket did not take at once
     udp = udp_.get();
+    lan = lan_.get();
   }
   if (fd < 0) {
     if (MonotonicNs() >= next_attempt_ns_) Connect();
@@ -77,8 +81,8 @@ bool SyncClient::WaitForInput(int timeout_ms) {
       return false;
     }
   }
-  pollfd p[2] = {{fd, wanted, 0}, {udp, POLLIN, 0}};  // udp -1: none, ignored
-  return poll(p, 2, timeout_ms) > 0;
+  pollfd p[3] = {{fd, wanted, 0}, {udp, POLLIN, 0}, {lan, POLLIN, 0}};  // -1: none, ignored
+  return poll(p, 3, timeout_ms) > 0;
 }
 
 void SyncClient::Read(std::vector<SyncEvent>* events) {
@@ -92,11 +96,9 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
     open = channel_.open();
   }
   ReadDatagrams(events);
+  ReadLan(events);
   for (const std::string& line : lines) {
-    if (auto e = ParseSyncEvent(line)) {
-      Take(*e, false, events);
-      continue;
-    }
+    if (TakeLine(line, Way::kTcp, events)) continue;
     if (auto ping = ParseStamp("ping", line)) {  // the coordinator measures the round trip
       Send(FormatPong(*ping));
       continue;
@@ -125,7 +127,8 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
     Lost(error);
     return;
   }
-  if (!open) Lost("the coordinator closed the connection");
+  if (!open) return Lost("the coordinator closed the connection");
+  Lead(events);
 }
 
 void SyncClient::Subscribed(const std::string& key) {
@@ -139,6 +142,7 @@ void SyncClient::Subscribed(const std::string& key) {
       udp_key_ = *k;
       // Where this node's datagrams come from: the decisions go there.
       SendCopies(udp_.get(), FormatSyncDatagram(udp_key_, ""), kSyncCopies);
+      OpenLan();
     }
   }
   fmt::print("receiver: swap sync with the coordinator at {}:{}{}\n", options_.address,
@@ -158,10 +162,13 @@ void SyncClient::ReadDatagrams(std::vector<SyncEvent>* events) {
     const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(got)});
     if (!d || d->key != udp_key_) continue;
     for (size_t i = 0; i < d->count; ++i) {
-      if (auto ping = ParseStamp("ping", d->lines[i]))
+      if (auto ping = ParseStamp("ping", d->lines[i])) {
         SendCopies(udp_.get(), FormatSyncDatagram(udp_key_, FormatPong(*ping)), 1);
-      else if (auto e = ParseSyncEvent(d->lines[i]))
-        Take(*e, true, events);
+      } else {
+        lock.unlock();  // the leader's lines take it
+        TakeLine(d->lines[i], Way::kDatagram, events);
+        lock.lock();
+      }
     }
   }
 }
@@ -183,6 +190,9 @@ void SyncClient::ReportComplete(uint32_t tile, uint32_t timestamp) {
   if (!subscribed_) return;
   channel_.Send(line);
   if (udp_.valid()) SendCopies(udp_.get(), FormatSyncDatagram(udp_key_, line), kSyncCopies);
+  if (leader_at_ && lan_.valid())
+    SendCopies(lan_.get(), FormatSyncDatagram(wall_key_, line), kSyncCopies, &leader_at_->storage,
+               leader_at_->length);
 }
 
 void SyncClient::ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns) {

@@ -8,6 +8,13 @@
 // (common/control/sync_datagram.h): a decision comes whichever way is
 // first, once.
 //
+// With a playout latency the ticks may be decided at the wall's side
+// (common/control/tick_leader.h): the node binds a LAN socket and says its
+// port; the coordinator says who leads. A node reports each complete frame
+// to the leader too, over the LAN, and takes the leader's decisions from
+// it; the node that leads decides the ticks the coordinator opens with it,
+// at their deadlines (Poll's caller wakes for them: lead_due_ns).
+//
 // The coordinator may start after the receiver, stop and start again: Poll
 // connects when it is not connected, at most four times a second, and until it is
 // subscribed the node shows frames as they come (unsynced). Report* may be
@@ -17,7 +24,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +35,10 @@
 #include "common/base/unique_fd.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
+#include "common/control/tick_leader.h"
+#include "common/base/clock.h"
 #include "common/net/line_channel.h"
+#include "common/net/udp_socket.h"
 #include "common/wire/rfc4175.h"
 
 namespace tilestream {
@@ -48,7 +60,7 @@ class SyncClient {
   // Waits up to timeout_ms for decisions and appends them; (re)connects
   // when due. Prints one line when the connection comes or goes.
   void Poll(int timeout_ms, std::vector<SyncEvent>* events) {
-    if (WaitForInput(timeout_ms)) Read(events);
+    if (WaitForInput(timeout_ms) || lead_due_ns() <= RealtimeNs()) Read(events);
   }
   // Poll in two halves, so that a caller can time the work apart from the
   // wait: true when there is something to read (or a line to flush).
@@ -65,6 +77,15 @@ class SyncClient {
   // Decisions taken, by the way that brought each first.
   uint64_t decisions_by_datagram() const { return by_datagram_.load(std::memory_order_relaxed); }
   uint64_t decisions_by_tcp() const { return by_tcp_.load(std::memory_order_relaxed); }
+  uint64_t decisions_by_lan() const { return by_lan_.load(std::memory_order_relaxed); }
+  // Leading: ticks decided here, and those skipped for coming to them after
+  // their moment.
+  uint64_t ticks_led() const { return led_.load(std::memory_order_relaxed); }
+  uint64_t led_late() const { return led_late_.load(std::memory_order_relaxed); }
+  // When (CLOCK_REALTIME) the ticks this node leads are next due to be
+  // decided (INT64_MAX: none, or not leading); Read decides them. Poll's
+  // thread.
+  int64_t lead_due_ns() const { return leader_ ? leader_->next_deadline_ns() : INT64_MAX; }
 
   void ReportComplete(uint32_t tile, uint32_t timestamp);
   void ReportShown(uint32_t tile, uint32_t timestamp, int64_t shown_ns);
@@ -81,11 +102,24 @@ class SyncClient {
   void Subscribed(const std::string& key);
   // The decisions and pings that came as datagrams.
   void ReadDatagrams(std::vector<SyncEvent>* events);
-  void Take(const SyncEvent& e, bool by_datagram, std::vector<SyncEvent>* events) {
+  enum class Way : uint8_t { kTcp, kDatagram, kLan };
+  void Take(const SyncEvent& e, Way way, std::vector<SyncEvent>* events) {
     if (!filter_.Accept(e)) return;
     events->push_back(e);
-    (by_datagram ? by_datagram_ : by_tcp_).fetch_add(1, std::memory_order_relaxed);
+    (way == Way::kTcp ? by_tcp_ : way == Way::kDatagram ? by_datagram_ : by_lan_)
+        .fetch_add(1, std::memory_order_relaxed);
   }
+  // A line from the coordinator, either way: a decision, or the leader's.
+  // False: neither.
+  bool TakeLine(std::string_view line, Way way, std::vector<SyncEvent>* events);
+  // Who leads, and the lines to the leader (common/control/tick_leader.h).
+  bool TakeLeaderLine(std::string_view line);
+  // The LAN's datagrams: reports, for the leader; the leader's decisions.
+  void ReadLan(std::vector<SyncEvent>* events);
+  // Leading: the decisions due, taken here and sent to every node and the
+  // coordinator.
+  void Lead(std::vector<SyncEvent>* events);
+  void OpenLan();
 
   SyncClientOptions options_;
   mutable PiMutex mu_;  // guards channel_, udp_ and subscribed_; Poll may run real-time
@@ -98,7 +132,19 @@ class SyncClient {
   std::string last_error_;  // printed once until it changes
   std::atomic<int64_t> latency_ns_{0};
   SharedRtt rtt_;
-  std::atomic<uint64_t> by_datagram_{0}, by_tcp_{0};
+  std::atomic<uint64_t> by_datagram_{0}, by_tcp_{0}, by_lan_{0}, led_{0}, led_late_{0};
+  // The wall's LAN (guarded by mu_: the tiles' threads report to the
+  // leader): its socket, the leader's, the wall's key.
+  UniqueFd lan_;
+  uint16_t lan_port_ = 0;
+  std::optional<SocketAddress> leader_at_;
+  uint64_t wall_key_ = 0;
+  // Leading (Poll's thread): the ticks, where each node's LAN socket is,
+  // and the lines each datagram carries.
+  std::unique_ptr<TickLeader> leader_;
+  std::vector<std::optional<SocketAddress>> peers_;  // by node
+  DecisionCarrier lan_carrier_, decided_carrier_;
+  std::vector<LeaderDecision> decided_;
 };
 
 }  // namespace tilestream

@@ -32,6 +32,7 @@
 #include "common/control/node_round_trip.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
+#include "common/control/tick_leader.h"
 #include "common/net/udp_socket.h"
 #include "common/wall/wall_config.h"
 
@@ -65,6 +66,15 @@ class ControlServer {
   }
   // Sends sync decisions to every synced display node.
   void SendSync(const std::vector<SyncEvent>& events);
+  // -- the decision at the wall's side (streamer/control_leader.cpp) --
+  // The node that leads (config order), deciding the ticks opened now; -1:
+  // the coordinator decides (no playout latency, `decide = "server"`, no
+  // node whose datagrams and LAN socket are known).
+  int leader() const { return leader_node_; }
+  // A tick opened with the leader: to it by line and by datagram.
+  void SendOpen(const OpenedTick& t);
+  // Its ticks waiting are skipped and the next node leads (logged, why).
+  void GiveUpLeader(std::string_view why);
   uint16_t port() const { return port_number_; }
   size_t synced_nodes() const;
   // Asks every synced node for a round trip ("ping"; once a second), or
@@ -102,6 +112,10 @@ class ControlServer {
     sockaddr_storage udp_peer{};
     socklen_t udp_peer_length = 0;
     DecisionCarrier carrier;
+    // Its LAN socket's port ("lan PORT"; 0: not said), and whether it was
+    // given up as the wall's leader (never again on this connection).
+    uint16_t lan_port = 0;
+    bool demoted = false;
   };
 
   ControlServer(const WallConfig& config, SwapSyncMaster* sync, CommandHandler handler)
@@ -130,6 +144,17 @@ class ControlServer {
   void SampleRtt(uint64_t id, Client& c, int64_t pong_ns, NodeRoundTrip::Via via);
   void SendPing(uint64_t id, const Client& c, NodeRoundTrip::Via via);
   void Drop(Client& client);
+  // The leader's side: a node's "lan PORT" and its leader's "decided".
+  bool HandleLeaderLine(uint64_t id, Client& c, std::string_view line);
+  void ChooseLeader();
+  void SayLeader(uint64_t id, Client& c);
+  void SendPeer(const Client& c);
+  // A line to the leader by its connection and by datagram, each datagram
+  // carrying the lines before it (the ticks opened, the tiles gone).
+  void ToLeader(const std::string& line);
+  bool MayLead(const Client& c) const {
+    return c.node >= 0 && c.udp_peer_length > 0 && c.lan_port > 0 && !c.demoted;
+  }
 
   const WallConfig& config_;
   SwapSyncMaster* sync_;
@@ -143,6 +168,10 @@ class ControlServer {
   std::vector<ReceiverTileStats> receiver_stats_;
   std::vector<std::string> refusals_;  // per display node: NodeRefusal
   int64_t latency_ns_ = 0;
+  int leader_node_ = -1;
+  uint64_t leader_id_ = 0;  // its connection
+  uint64_t wall_key_ = 0;   // of the LAN's datagrams, drawn at the first choice
+  DecisionCarrier leader_carrier_;
 };
 
 }  // namespace tilestream

@@ -92,7 +92,7 @@ bool ControlServer::HandleSyncLine(uint64_t id, Client& c, const std::string& li
     HandleSyncReport(c, *r);
     return true;
   }
-  return false;
+  return HandleLeaderLine(id, c, line);
 }
 
 // A node's own tiles only.
@@ -134,14 +134,22 @@ void ControlServer::ReceiveSyncDatagrams() {
     });
     if (it == clients_.end()) continue;
     Client& c = it->second;
+    const bool first = c.udp_peer_length == 0;
     c.udp_peer = from;
     c.udp_peer_length = length;
     SendPing(it->first, c, c.trip.DatagramsKnown());  // its first: pinged that way
+    if (first && leader_node_ >= 0)
+      SendPeer(c);
+    else if (first)
+      ChooseLeader();
     for (size_t i = 0; i < d->count; ++i) {
       if (auto pong = ParseStamp("pong", d->lines[i]))
         SampleRtt(it->first, c, *pong, NodeRoundTrip::Via::kDatagram);
       else if (auto r = ParseSyncReport(d->lines[i]); r && r->kind == SyncReport::Kind::kComplete)
         HandleSyncReport(c, *r);
+      else if (auto decided = ParseDecided(d->lines[i], config_.tile_count());
+               decided && it->first == leader_id_)
+        sync_->Adopt(*decided);
     }
   }
 }
@@ -189,6 +197,7 @@ void ControlServer::Subscribe(uint64_t id, Client& c, std::string_view words) {
   Send(id, JsonText(reply));
   SendPing(id, c, first_ping);  // a round trip before the first tick
   if (latency_ns_ > 0) Send(id, FormatStamp("latency", latency_ns_));
+  if (leader_node_ >= 0) SayLeader(id, c);
 }
 
 // A node that says its tile size (receivers since issue 44) must have the
@@ -223,11 +232,23 @@ std::string ControlServer::GeometryRefusal(uint32_t node, std::string_view said)
   return refusal;
 }
 
+// Its tiles leave the sync; a leader is given up, and one that stays is
+// told not to wait for them.
 void ControlServer::Drop(Client& c) {
   if (c.node < 0) return;
-  for (uint32_t t = 0; t < config_.tile_count(); ++t)
-    if (config_.routes[t].node == static_cast<uint32_t>(c.node)) sync_->SetMember(t, false);
+  std::vector<bool> gone(config_.tile_count(), false);
+  for (uint32_t t = 0; t < config_.tile_count(); ++t) {
+    if (config_.routes[t].node != static_cast<uint32_t>(c.node)) continue;
+    sync_->SetMember(t, false);
+    gone[t] = true;
+  }
+  const auto leader = clients_.find(leader_id_);
+  const bool led = leader_node_ >= 0 && leader != clients_.end() && &leader->second == &c;
   c.node = -1;
+  if (led)
+    GiveUpLeader("its connection closed");
+  else if (leader_node_ >= 0 && config_.tile_count() <= kMaxLedTiles)
+    ToLeader(FormatGone(gone));
 }
 
 void ControlServer::SendSync(const std::vector<SyncEvent>& events) {

@@ -184,6 +184,8 @@ nlohmann::json SyncJson(const SwapSyncMaster& sync, const WallConfig& config) {
           {"skipped", s.skipped},
           {"partial", s.partial},
           {"unmatched", s.unmatched},
+          {"decided_by_leader", s.led},
+          {"abandoned", s.abandoned},
           {"skew_samples", s.skew_samples},
           {"skew_mean_ms", s.skew_mean_ms()},
           {"skew_p50_ms", QuantileMs(sync, 0.5)},

@@ -19,14 +19,29 @@ WallSync::WallSync(const WallConfig& c)
 // Decided at its deadline and shown at once then or, with a playout
 // latency, at its time on the display nodes' clock (CLOCK_REALTIME,
 // synchronised).
+// A leader named or given up changes the latency at once: the ticks
+// opened from now on are decided where it says.
 int64_t WallSync::OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_ns) {
+  if (const bool at_wall = server_->leader() >= 0; at_wall != latency_.decided_at_wall()) {
+    latency_.SetDecidedAtWall(at_wall);
+    RefreshLatency();
+  }
   const PlayoutLatency::TickMoments m = latency_.MomentsFor(frame_end_ns);
-  const int64_t at = m.at_ns ? m.at_ns + (RealtimeNs() - MonotonicNs()) : 0;
-  if (c_.sync.enabled) master_.OpenTick(tick, timestamp, m.deadline_ns, at);
+  const int64_t to_realtime = RealtimeNs() - MonotonicNs();
+  const int64_t at = m.at_ns ? m.at_ns + to_realtime : 0;
+  if (!c_.sync.enabled) return m.deadline_ns;
+  std::vector<bool> takers(c_.tile_count());
+  for (uint32_t t = 0; t < c_.tile_count(); ++t)
+    takers[t] = master_.member(t) && !master_.left_out(t);
+  const bool led = at > 0 && server_->leader() >= 0 &&
+                   std::find(takers.begin(), takers.end(), true) != takers.end();
+  master_.OpenTick(tick, timestamp, m.deadline_ns, at, led);
+  if (led) server_->SendOpen({tick, timestamp, m.deadline_ns + to_realtime, at, takers});
   return m.deadline_ns;
 }
 
 void WallSync::Decide(int64_t now_ns) {
+  if (master_.LedOverdue(now_ns)) server_->GiveUpLeader("its decisions stopped coming");
   events_.clear();
   master_.Decide(now_ns, &events_);
   server_->SendSync(events_);
@@ -36,6 +51,12 @@ void WallSync::Decide(int64_t now_ns) {
 // From the largest round trip to a display node and of a tile's repairs.
 void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
   if (!latency_.timed()) return;
+  latency_.SetSent(sent, sent_again);
+  RefreshLatency();
+}
+
+// The grace a leader's decisions have follows the sync's round trip.
+void WallSync::RefreshLatency() {
   const int64_t before = latency_.latency_ns();
   const RttEstimate rtt = server_->LargestRtt();
   int64_t repair = 0, repair_var = 0;  // the tiles' largest, from their last report
@@ -43,7 +64,7 @@ void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
     repair = std::max(repair, static_cast<int64_t>(r.stats.rtt_us) * 1000);
     repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
   }
-  latency_.SetSent(sent, sent_again);
+  master_.SetLedGrace(LeaderGraceNs(rtt.rtt_ns, rtt.rttvar_ns));
   latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
   const int64_t now = latency_.latency_ns();
   if (now == before && latency_said_) return;
@@ -54,9 +75,10 @@ void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
   logged_ns_ = now;
   spdlog::info(
       "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
-      "{:.1f} ms, deviation {:.1f} ms; {} repairs waited for, {:.2f}% sent again)",
+      "{:.1f} ms, deviation {:.1f} ms; {} repairs waited for, {:.2f}% sent again; decided at the "
+      "{})",
       latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6, latency_.repair_rounds(),
-      100 * latency_.sent_again_share());
+      100 * latency_.sent_again_share(), latency_.decided_at_wall() ? "wall's side" : "server");
 }
 
 // A tile left out of the swap sync for missing ticks, or taken back.

@@ -49,6 +49,9 @@ class WallSync {
 
  private:
   void LogChanges();
+  // The latency from the round trips measured by now (UpdateLatency less
+  // the counts).
+  void RefreshLatency();
 
   const WallConfig& c_;
   SwapSyncMaster master_;

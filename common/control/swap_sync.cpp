@@ -84,6 +84,7 @@ bool SwapSyncMaster::Adopt(const LeaderDecision& d) {
     if (p.timestamp != d.event.timestamp || p.tick != d.event.tick || !p.led || p.adopted) continue;
     if (d.complete.size() == tiles_) p.complete = d.complete;
     p.adopted = d.event.decision;
+    ++stats_.led;
     return true;
   }
   return false;

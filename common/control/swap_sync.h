@@ -49,6 +49,7 @@ struct SyncStats {
   uint64_t partial = 0;       // incomplete at the deadline, partial policy
   uint64_t unmatched = 0;     // reports of a tick not waiting (late or unknown)
   uint64_t left_out = 0;      // times a tile was left out for missing ticks
+  uint64_t led = 0;           // decided by the wall's leader (adopted)
   uint64_t abandoned = 0;     // skipped: the leader they were opened with went silent
   uint64_t skew_samples = 0;  // released ticks shown by two tiles or more
   int64_t skew_sum_ns = 0;

@@ -119,6 +119,7 @@ class TickLeader {
   // Tile has the tick of `timestamp` complete; a report that comes before
   // the tick's open (its way was quicker) is kept for it.
   void Complete(uint32_t tile, uint32_t timestamp);
+  uint32_t tiles() const { return tiles_; }
   // Tiles whose node left the sync: no tick waiting waits for them.
   void Gone(const std::vector<bool>& tiles);
   // Appends the decisions due at now_ns (the deadlines' clock), in order.
