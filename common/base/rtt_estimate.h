@@ -28,6 +28,33 @@ struct RttEstimate {
   }
 };
 
+// The same, for samples that come in bursts: the repairs of one frame's
+// lost packets, all answered within a few milliseconds, see the path as
+// it is at that moment, and Sample's deviation fell to nothing over the
+// burst; the next frame's, a path's wander later, were asked for again
+// too soon (on a 10 ms path with 5 ms of jitter 20% of the lost packets
+// were asked for twice, where 4% of first rounds fail). As Linux keeps
+// TCP's (tcp_rtt_estimator's mdev_max), the deviation used rises at once
+// and falls once a round trip, a quarter of the way to the largest of
+// that round trip.
+struct BurstyRttEstimate {
+  void Sample(int64_t ns, int64_t now_ns) {
+    if (ns <= 0) return;
+    smooth_.Sample(ns);
+    mdev_max_ns_ = std::max(mdev_max_ns_, smooth_.rttvar_ns);
+    rttvar_ns_ = std::max(rttvar_ns_, mdev_max_ns_);  // up at once
+    if (now_ns < window_end_ns_) return;
+    rttvar_ns_ -= (rttvar_ns_ - mdev_max_ns_) / 4;  // down once a round trip
+    mdev_max_ns_ = 0;
+    window_end_ns_ = now_ns + smooth_.rtt_ns;
+  }
+  RttEstimate estimate() const { return {smooth_.rtt_ns, rttvar_ns_, smooth_.samples}; }
+
+ private:
+  RttEstimate smooth_;  // its deviation, sample by sample
+  int64_t rttvar_ns_ = 0, mdev_max_ns_ = 0, window_end_ns_ = 0;
+};
+
 // How long after asking for a lost packet to ask again, from the round
 // trip to its sender: the round trip, two deviations or an eighth of it
 // (a first sample has no deviation; RIST asks again after 1.1 round

@@ -36,7 +36,8 @@ bool LossTracker::Arrived(uint64_t sequence) {
   if (e.requests == 0) {
     ++stats_.reordered;
   } else if (e.requests == 1 || ++ambiguous_in_a_row_ > kStarvedAnswers) {
-    stats_.rtt.Sample(now_ns_ - e.first_request_ns);
+    rtt_.Sample(now_ns_ - e.first_request_ns, now_ns_);
+    stats_.rtt = rtt_.estimate();
     if (e.requests == 1) ambiguous_in_a_row_ = 0;
   } else {
     ++stats_.ambiguous;

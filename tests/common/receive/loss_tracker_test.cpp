@@ -24,6 +24,35 @@ LossTracker::Options Options() {
   return o;
 }
 
+// A frame's repairs answered within a few milliseconds of each other all
+// see the path as it is then: their deviation stays with the largest of
+// the round trip, falling once a round trip, so that the next frame's,
+// a path's wander later, are not asked for again too soon.
+TEST(BurstyRttEstimate, ABurstOfLikeSamplesDoesNotTakeTheDeviationAway) {
+  constexpr int64_t kMs = 1'000'000;
+  BurstyRttEstimate bursty;
+  RttEstimate plain;
+  int64_t now = 0;
+  for (int64_t sample : {10 * kMs, 20 * kMs}) {  // two frames' first answers
+    bursty.Sample(sample, now);
+    plain.Sample(sample);
+    now += 200 * kMs;
+  }
+  const int64_t after_jump = bursty.estimate().rttvar_ns;
+  EXPECT_GT(after_jump, 2 * kMs);
+  for (int i = 0; i < 40; ++i) {  // one frame's repairs, 0.1 ms apart
+    bursty.Sample(20 * kMs, now + i * 100'000);
+    plain.Sample(20 * kMs);
+  }
+  EXPECT_LT(plain.rttvar_ns, kMs / 10);                   // gone within the burst
+  EXPECT_GE(bursty.estimate().rttvar_ns, after_jump * 3 / 4);  // one round trip's fall at most
+  EXPECT_EQ(bursty.estimate().rtt_ns, plain.rtt_ns);
+  EXPECT_EQ(bursty.estimate().samples, 42u);
+  // A larger deviation is taken at once.
+  bursty.Sample(60 * kMs, now + 5 * kMs);
+  EXPECT_GE(bursty.estimate().rttvar_ns, 9 * kMs);
+}
+
 TEST(LossTracker, AsksAtOnceThenBacksOffAndStopsAfterTheLastTry) {
   LossTracker t(Options());
   t.SetNow(0);
