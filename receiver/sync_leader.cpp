@@ -96,7 +96,7 @@ void SyncClient::ReadLan(std::vector<SyncEvent>* events) {
     for (size_t i = 0; i < d->count; ++i) {
       const auto r = ParseSyncReport(d->lines[i]);
       if (r && r->kind == SyncReport::Kind::kComplete && leader_)
-        leader_->Complete(r->tile, r->timestamp);
+        leader_->Complete(r->tile, r->timestamp, RealtimeNs());
       else if (auto e = ParseSyncEvent(d->lines[i]))
         Take(*e, Way::kLan, events);
     }

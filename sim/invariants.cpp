@@ -84,16 +84,18 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
   if (r.movie_generation != playing || r.load_errors.size() != refused_loads)
     fail("movie", fmt::format("playing load {} at the end, {} loads failed; expected {} and {}",
                               r.movie_generation, r.load_errors.size(), playing, refused_loads));
-  // A leader given up (a fault of its node, or of its sync's datagrams)
+  // A leader given up (a fault of its node, of its sync's datagrams, or of
+  // the LAN)
   // costs the ticks opened with it that it had not decided: those of the
   // latency, and of the grace before it is given up, no more; and the
   // next may miss three more before it leaves the faulty node's tiles out.
   const double latency_s = s.latency_ms && *s.latency_ms >= 0 ? *s.latency_ms / 1e3 : 0.5;
   const double grace_s = 4 * (s.path.one_way_ns + 2 * s.path.jitter_ns) / 1e9 + 0.1;
   const auto per_leader = static_cast<uint64_t>(std::ceil((latency_s + grace_s) * s.fps)) + 2;
-  const bool leader_faults = NodeFaults(s) || std::any_of(s.faults.begin(), s.faults.end(), [](const Fault& f) {
-    return f.kind == Fault::Kind::kSyncUdpBlocked;
-  });
+  const bool leader_faults = NodeFaults(s) || s.lan.loss > 0 ||
+                             std::any_of(s.faults.begin(), s.faults.end(), [](const Fault& f) {
+                               return f.kind == Fault::Kind::kSyncUdpBlocked;
+                             });
   if (r.abandoned > (leader_faults ? r.leaders_given_up * per_leader : 0))
     fail("abandoned", fmt::format("{} ticks skipped with {} leaders given up ({} faults of nodes)",
                                   r.abandoned, r.leaders_given_up, leader_faults ? "with" : "no"));

@@ -156,6 +156,24 @@ void PathScenarios(std::vector<Scenario>& all) {
     // sent three times (common/control/sync_datagram.h): before, a lost
     // segment held every later decision back, skew p99 60-90 ms.
     all.push_back(s);
+    // The same decided by the coordinator, as `decide = "server"` has it.
+    s.name = "tcp-loss-2pct-40ms-server";
+    s.decided_by_server = true;
+    s.about += ", decided by the coordinator";
+    all.push_back(s);
+  }
+  {
+    // Display nodes that cannot send each other UDP, the wall deciding at
+    // its side (the default): the leader hears no report but its own and
+    // skips what the coordinator saw complete; after three such ticks the
+    // coordinator decides for the rest of the show. The ticks it costs: the
+    // three, the ones opened with the leader it then gives up, and the
+    // other tiles' three misses before the leader left them out.
+    Scenario s = Testbed("lan-blocked", 20, 2, 0.005);
+    s.lan.loss = 1;
+    s.about += ", the display nodes' LAN carrying nothing";
+    s.may_miss = 3 + 3 + static_cast<uint32_t>(std::ceil((0.5 + 0.2) * s.fps));
+    all.push_back(s);
   }
   for (double rtt : {40.0, 80.0}) {
     // The 16-core machine's delay line (docs/benchmarks.md): the 2x2 wall

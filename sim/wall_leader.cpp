@@ -22,7 +22,7 @@ namespace tilestream::sim {
 // latency, `decide = "server"`, a wall too large). Each node is told who
 // leads by its sync connection ("leader N").
 void Wall::ChooseLeader() {
-  if (leader_ >= 0 || !latency_.timed() || !c_.sync.decide_at_wall ||
+  if (leader_ >= 0 || no_leader_ || !latency_.timed() || !c_.sync.decide_at_wall ||
       tiles_.size() > kMaxLedTiles)
     return;
   for (uint32_t n = 0; n < nodes_.size() && leader_ < 0; ++n)
@@ -164,7 +164,7 @@ void Wall::AtNodeLan(uint32_t node, const std::string& datagram) {
     const std::optional<SyncReport> r = ParseSyncReport(d->lines[i]);
     if (r && r->kind == SyncReport::Kind::kComplete) {
       if (!n.leading) continue;
-      n.leader->Complete(r->tile, r->timestamp);
+      n.leader->Complete(r->tile, r->timestamp, q_.now() + ClockOffsetNs(n));
       reported = true;
     } else if (ParseSyncEvent(d->lines[i])) {
       AtNode(node, std::string(d->lines[i]));

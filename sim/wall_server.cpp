@@ -165,6 +165,10 @@ void Wall::ScheduleDecide() {
 // connection; a leader whose decisions stopped coming given up.
 void Wall::Decide() {
   if (master_.LedOverdue(q_.now())) GiveUpLeader();
+  if (master_.unheard_in_a_row() >= 3 && leader_ >= 0) {  // WallSync::kUnheard
+    no_leader_ = true;
+    GiveUpLeader();
+  }
   events_.clear();
   master_.Decide(q_.now(), &events_);
   for (const SyncEvent& e : events_) {
@@ -240,7 +244,7 @@ void Wall::AtServer(uint32_t node, const std::string& line, NodeRoundTrip::Via v
   const std::optional<SyncReport> r = ParseSyncReport(line);
   if (!r || r->tile >= tiles_.size()) return;
   if (r->kind == SyncReport::Kind::kComplete) {
-    master_.Complete(r->tile, r->timestamp);
+    master_.Complete(r->tile, r->timestamp, q_.now());
     Decide();
   } else if (r->kind == SyncReport::Kind::kShown) {
     master_.Shown(r->tile, r->timestamp, r->shown_ns);

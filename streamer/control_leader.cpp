@@ -49,7 +49,7 @@ bool ControlServer::HandleLeaderLine(uint64_t id, Client& c, std::string_view li
 // its LAN socket known, never given up. Only with a playout latency (the
 // moments the leader decides against) and `decide = "wall"`.
 void ControlServer::ChooseLeader() {
-  if (leader_node_ >= 0 || !config_.sync.timed() || !config_.sync.decide_at_wall ||
+  if (leader_node_ >= 0 || no_leader_ || !config_.sync.timed() || !config_.sync.decide_at_wall ||
       config_.tile_count() > kMaxLedTiles)
     return;
   Client* best = nullptr;
@@ -121,6 +121,13 @@ void ControlServer::GiveUpLeader(std::string_view why) {
   if (leader_node_ >= 0) return;
   for (auto& [id, c] : clients_)
     if (c.node >= 0) SayLeader(id, c);
+}
+
+void ControlServer::StopLeading(std::string_view why) {
+  if (leader_node_ < 0) return;
+  spdlog::error("swap sync: the coordinator decides the ticks from now on: {}", why);
+  no_leader_ = true;
+  GiveUpLeader("stopped");
 }
 
 }  // namespace tilestream

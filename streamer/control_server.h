@@ -75,6 +75,8 @@ class ControlServer {
   void SendOpen(const OpenedTick& t);
   // Its ticks waiting are skipped and the next node leads (logged, why).
   void GiveUpLeader(std::string_view why);
+  // The same, and no node leads again: the coordinator decides (why logged).
+  void StopLeading(std::string_view why);
   uint16_t port() const { return port_number_; }
   size_t synced_nodes() const;
   // Asks every synced node for a round trip ("ping"; once a second), or
@@ -171,6 +173,7 @@ class ControlServer {
   int leader_node_ = -1;
   uint64_t leader_id_ = 0;  // its connection
   uint64_t wall_key_ = 0;   // of the LAN's datagrams, drawn at the first choice
+  bool no_leader_ = false;  // StopLeading
   DecisionCarrier leader_carrier_;
 };
 

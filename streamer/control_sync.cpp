@@ -102,7 +102,7 @@ void ControlServer::HandleSyncReport(const Client& c, const SyncReport& r) {
     return;
   switch (r.kind) {
     case SyncReport::Kind::kComplete:
-      sync_->Complete(r.tile, r.timestamp);
+      sync_->Complete(r.tile, r.timestamp, MonotonicNs());
       break;
     case SyncReport::Kind::kShown:
       sync_->Shown(r.tile, r.timestamp, r.shown_ns);

@@ -36,12 +36,16 @@ int64_t WallSync::OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_
   const bool led = at > 0 && server_->leader() >= 0 &&
                    std::find(takers.begin(), takers.end(), true) != takers.end();
   master_.OpenTick(tick, timestamp, m.deadline_ns, at, led);
-  if (led) server_->SendOpen({tick, timestamp, m.deadline_ns + to_realtime, at, takers});
-  return m.deadline_ns;
+  if (!led) return m.deadline_ns;
+  server_->SendOpen({tick, timestamp, m.deadline_ns + to_realtime, at, takers});
+  return m.deadline_ns + master_.led_grace_ns();  // its decision may come as late
 }
 
 void WallSync::Decide(int64_t now_ns) {
   if (master_.LedOverdue(now_ns)) server_->GiveUpLeader("its decisions stopped coming");
+  if (master_.unheard_in_a_row() >= kUnheard)
+    server_->StopLeading("the leader skipped ticks every tile had reported: the display nodes' "
+                         "LAN does not carry their reports (set [sync] decide = \"server\")");
   events_.clear();
   master_.Decide(now_ns, &events_);
   server_->SendSync(events_);

@@ -23,6 +23,9 @@ class WallSync {
   // A tile that misses this many ticks in a row is left out of the sync
   // until it reports in time again (common/control/swap_sync.h).
   static constexpr uint32_t kDropAfter = 3;
+  // Led ticks in a row skipped by a leader that did not hear what the
+  // coordinator did, before the coordinator decides for the rest of the show.
+  static constexpr uint32_t kUnheard = 3;
 
   explicit WallSync(const WallConfig& c);
 
@@ -33,7 +36,8 @@ class WallSync {
   void Attach(ControlServer* server) { server_ = server; }
 
   // A tick whose frames are all out at frame_end_ns (CLOCK_MONOTONIC):
-  // opened with the sync (if enabled); its deadline.
+  // opened with the sync (if enabled); its deadline (a leader's: when its
+  // decision may come at the latest).
   int64_t OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_ns);
   // The decisions due at now_ns, sent; membership changes logged.
   void Decide(int64_t now_ns);

@@ -66,8 +66,14 @@ bool SwapSyncMaster::Reported(uint32_t tile, uint32_t timestamp) {
   return false;
 }
 
-void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
+void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp, int64_t now_ns) {
   if (tile < tiles_ && Reported(tile, timestamp)) return;
+  for (const LedDeadline& d : led_released_)
+    if (tile < tiles_ && left_out_[tile] && d.deadline_ns > 0 && d.timestamp == timestamp &&
+        now_ns < d.deadline_ns + led_grace_ns_) {
+      LeaveOut(tile, false);
+      return;
+    }
   if (tile < tiles_) {
     for (Pending& p : pending_) {
       if (p.timestamp != timestamp) continue;
@@ -82,6 +88,10 @@ void SwapSyncMaster::Complete(uint32_t tile, uint32_t timestamp) {
 bool SwapSyncMaster::Adopt(const LeaderDecision& d) {
   for (Pending& p : pending_) {
     if (p.timestamp != d.event.timestamp || p.tick != d.event.tick || !p.led || p.adopted) continue;
+    if (d.event.decision == SyncDecision::kPresent)
+      unheard_in_a_row_ = 0;
+    else if (AllComplete(p))
+      ++unheard_in_a_row_;
     if (d.complete.size() == tiles_) p.complete = d.complete;
     p.adopted = d.event.decision;
     ++stats_.led;
@@ -162,6 +172,8 @@ void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
       if (!p.adopted) return;
       Release(*p.adopted, p, out);
       CountMisses(p);
+      led_released_[next_led_released_] = {p.timestamp, p.deadline_ns};
+      next_led_released_ = (next_led_released_ + 1) % led_released_.size();
     } else if (AllComplete(p)) {
       Release(SyncDecision::kPresent, p, out);
       CountMisses(p);

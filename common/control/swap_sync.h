@@ -93,6 +93,12 @@ class SwapSyncMaster {
   // How long after its deadline a led tick's decision may come (its way
   // from the leader); past that, LedOverdue.
   void SetLedGrace(int64_t grace_ns) { led_grace_ns_ = grace_ns; }
+  int64_t led_grace_ns() const { return led_grace_ns_; }
+  // Led ticks in a row the leader did not show although every tile taking
+  // part had reported it complete here (to the master, the longer way):
+  // the leader hears the nodes' reports no more (a LAN that does not carry
+  // them), and the wall should be decided by the master.
+  uint32_t unheard_in_a_row() const { return unheard_in_a_row_; }
   // Whether the first tick waiting is led, undecided, and the grace past
   // its deadline: its leader is silent (stopped, gone, cut off).
   bool LedOverdue(int64_t now_ns) const;
@@ -101,7 +107,10 @@ class SwapSyncMaster {
   // no other decides them in its place. How many.
   uint64_t AbandonLed();
   // Tile has tick `timestamp` complete (said again: ignored).
-  void Complete(uint32_t tile, uint32_t timestamp);
+  // A report of a led tick already decided, that comes before its deadline
+  // and grace (now_ns; its way to the master is longer than to the leader),
+  // takes a tile left out back too, as the leader does.
+  void Complete(uint32_t tile, uint32_t timestamp, int64_t now_ns = INT64_MAX);
   // Appends the decisions due at now_ns, in tick order.
   void Decide(int64_t now_ns, std::vector<SyncEvent>* out);
   // When Decide next has something to do at the latest (INT64_MAX:
@@ -167,10 +176,17 @@ class SwapSyncMaster {
   std::vector<Change> changes_;
   std::deque<Pending> pending_;
   std::deque<Released> released_;
+  struct LedDeadline {
+    uint32_t timestamp = 0;
+    int64_t deadline_ns = 0;  // 0: none
+  };
+  std::array<LedDeadline, 8> led_released_{};  // the last led ticks released, a ring
+  size_t next_led_released_ = 0;
   SyncStats stats_;
   SkewHistogram skews_;
   int64_t recent_max_skew_ = 0;
   int64_t led_grace_ns_ = 0;
+  uint32_t unheard_in_a_row_ = 0;
 };
 
 // The sync lines, receiver to master:  "complete TILE TIMESTAMP",

@@ -182,8 +182,11 @@ bool TickLeader::Reported(uint32_t tile, uint32_t timestamp) const {
                    timestamp) != r.timestamps.begin() + static_cast<ptrdiff_t>(r.count);
 }
 
-void TickLeader::Complete(uint32_t tile, uint32_t timestamp) {
+void TickLeader::Complete(uint32_t tile, uint32_t timestamp, int64_t now_ns) {
   if (tile >= tiles_ || Reported(tile, timestamp)) return;
+  for (const Decided& d : decided_)
+    if (d.deadline_ns > 0 && d.timestamp == timestamp && now_ns < d.deadline_ns)
+      left_out_[tile] = false;
   Recent& r = recent_[tile];
   r.timestamps[r.next] = timestamp;
   r.next = (r.next + 1) % r.timestamps.size();
@@ -231,6 +234,8 @@ void TickLeader::Decide(int64_t now_ns, std::vector<LeaderDecision>* out) {
     }
     out->push_back({{d, p.t.tick, p.t.timestamp, p.t.at_ns}, p.complete});
     CountMisses(p);
+    decided_[next_decided_] = {p.t.timestamp, p.t.deadline_ns};
+    next_decided_ = (next_decided_ + 1) % decided_.size();
     pending_.pop_front();
   }
 }
@@ -244,6 +249,7 @@ void TickLeader::Reset() {
   opened_any_ = false;
   misses_.assign(tiles_, 0);
   left_out_.assign(tiles_, false);
+  decided_.fill({});
 }
 
 }  // namespace tilestream

@@ -116,9 +116,12 @@ class TickLeader {
   // A tick opened: its copies, and ticks at or before the newest opened,
   // are ignored.
   void Open(const OpenedTick& t);
-  // Tile has the tick of `timestamp` complete; a report that comes before
-  // the tick's open (its way was quicker) is kept for it.
-  void Complete(uint32_t tile, uint32_t timestamp);
+  // Tile has the tick of `timestamp` complete at now_ns; a report that
+  // comes before the tick's open (its way was quicker) is kept for it. A
+  // tile left out is taken back by a report before its tick's deadline,
+  // even of a tick already decided without it: one that completes just
+  // after the others would otherwise never come back.
+  void Complete(uint32_t tile, uint32_t timestamp, int64_t now_ns);
   uint32_t tiles() const { return tiles_; }
   // Tiles whose node left the sync: no tick waiting waits for them.
   void Gone(const std::vector<bool>& tiles);
@@ -154,6 +157,12 @@ class TickLeader {
   std::vector<bool> left_out_;
   std::deque<Pending> pending_;
   std::vector<Recent> recent_;
+  struct Decided {
+    uint32_t timestamp = 0;
+    int64_t deadline_ns = 0;
+  };
+  std::array<Decided, 8> decided_{};  // the last decided, a ring
+  size_t next_decided_ = 0;
   bool opened_any_ = false;
   uint64_t skipped_late_ = 0;
   uint64_t newest_ = 0;  // tick

@@ -110,12 +110,12 @@ TEST(TickLeader, DecidesByTheMastersRule) {
   leader.Open(Opened(1, 100, {true, true, false}));
   leader.Open(Opened(2, 200, {true, true, true}));
   std::vector<LeaderDecision> out;
-  leader.Complete(0, 9000);
-  leader.Complete(1, 18000);  // tick 2 waits behind tick 1
+  leader.Complete(0, 9000, 0);
+  leader.Complete(1, 18000, 0);  // tick 2 waits behind tick 1
   leader.Decide(50, &out);
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(leader.next_deadline_ns(), 100);
-  leader.Complete(1, 9000);
+  leader.Complete(1, 9000, 0);
   leader.Decide(60, &out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
@@ -139,22 +139,41 @@ TEST(TickLeader, LeavesATileOutAsTheMasterDoes) {
   TickLeader leader(2, false, 3);
   std::vector<LeaderDecision> out;
   for (uint64_t tick = 1; tick <= 5; ++tick) leader.Open(Opened(tick, 100 * tick, {true, true}));
-  for (uint64_t tick = 1; tick <= 5; ++tick) leader.Complete(0, static_cast<uint32_t>(9000 * tick));
+  for (uint64_t tick = 1; tick <= 5; ++tick) leader.Complete(0, static_cast<uint32_t>(9000 * tick), 0);
   leader.Decide(300, &out);  // ticks 1 to 3 at their deadlines, then 4 and 5 at once
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[2].event.decision, SyncDecision::kSkip);
   EXPECT_EQ(out[3].event.decision, SyncDecision::kPresent);
   EXPECT_EQ(out[4].event.decision, SyncDecision::kPresent);
+  // Tile 1 completes tick 5 after it was decided without it, but before
+  // its deadline: in time, back (one just after the others would never
+  // come back otherwise).
   out.clear();
+  leader.Complete(1, 9000 * 5, 499);
   leader.Open(Opened(6, 600, {true, true}));
-  leader.Open(Opened(7, 700, {true, true}));
-  leader.Complete(1, 9000 * 7);  // in time again: waited for from now on
-  leader.Complete(0, 9000 * 6);
-  leader.Decide(300, &out);
-  ASSERT_EQ(out.size(), 0u);
-  leader.Decide(600, &out);
+  leader.Complete(0, 9000 * 6, 500);
+  leader.Decide(500, &out);
+  EXPECT_TRUE(out.empty()) << "waits for tile 1 again";
+  leader.Complete(1, 9000 * 6, 510);
+  leader.Decide(510, &out);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].event.decision, SyncDecision::kSkip);
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
+  // Left out again (three more misses), a report after the deadline does
+  // not take it back.
+  out.clear();
+  for (uint64_t tick = 7; tick <= 9; ++tick) {
+    leader.Open(Opened(tick, 100 * tick, {true, true}));
+    leader.Complete(0, static_cast<uint32_t>(9000 * tick), 0);
+  }
+  leader.Decide(900, &out);
+  ASSERT_EQ(out.size(), 3u);
+  leader.Complete(1, 9000 * 9, 901);
+  leader.Open(Opened(10, 1000, {true, true}));
+  leader.Complete(0, 9000 * 10, 901);
+  out.clear();
+  leader.Decide(901, &out);
+  ASSERT_EQ(out.size(), 1u) << "tile 1 still out";
+  EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
 }
 
 // A report may come before its tick's open (the node's way to the leader is
@@ -162,8 +181,8 @@ TEST(TickLeader, LeavesATileOutAsTheMasterDoes) {
 // taken once.
 TEST(TickLeader, AReportBeforeItsOpenCountsAndCopiesAreTakenOnce) {
   TickLeader leader(2, true);
-  leader.Complete(0, 9000);
-  leader.Complete(1, 9000);
+  leader.Complete(0, 9000, 0);
+  leader.Complete(1, 9000, 0);
   leader.Open(Opened(1, 100, {true, true}));
   leader.Open(Opened(1, 100, {true, true}));
   leader.Open(Opened(0, 50, {true, true}));
@@ -173,13 +192,13 @@ TEST(TickLeader, AReportBeforeItsOpenCountsAndCopiesAreTakenOnce) {
   EXPECT_EQ(out[0].event.decision, SyncDecision::kPresent);
   out.clear();
   leader.Open(Opened(2, 200, {true, true}));  // partial policy: shown as it is
-  leader.Complete(1, 18000);
+  leader.Complete(1, 18000, 0);
   leader.Decide(200, &out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].event.decision, SyncDecision::kPartial);
   out.clear();
   leader.Open(Opened(3, 300, {true, true}));
-  leader.Complete(0, 27000);
+  leader.Complete(0, 27000, 0);
   leader.Gone(*ParseGone(FormatGone({false, true}), 2));  // tile 1's node left: not waited for
   leader.Decide(250, &out);
   ASSERT_EQ(out.size(), 1u);
