@@ -4,7 +4,8 @@
 // playback and answered. Every reply must be one line of valid JSON with a
 // boolean "ok", a parsed command must be in its documented ranges, and
 // playback must stay inside the movie. The whole input is also read as a
-// sync datagram.
+// sync datagram, and each line as the lines of the decision at the wall's
+// side.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "common/control/playback.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
+#include "common/control/tick_leader.h"
 
 namespace {
 
@@ -31,6 +33,18 @@ void OneLine(std::string_view line, tilestream::ControlCommands* commands,
   tilestream::ParseSyncReport(line);
   tilestream::ParseSyncEvent(line);
   tilestream::ParseRtt(line);
+  // The decision at the wall's side (common/control/tick_leader.h): each
+  // parsed set is of the wall's tiles.
+  for (const uint32_t tiles : {1u, 15u, tilestream::kMaxLedTiles}) {
+    if (auto t = tilestream::ParseOpen(line, tiles); t && t->takers.size() != tiles)
+      __builtin_trap();
+    if (auto d = tilestream::ParseDecided(line, tiles); d && d->complete.size() != tiles)
+      __builtin_trap();
+    if (auto g = tilestream::ParseGone(line, tiles); g && g->size() != tiles) __builtin_trap();
+  }
+  tilestream::ParseLeader(line);
+  tilestream::ParseLead(line);
+  tilestream::ParsePeer(line);
   if (auto c = tilestream::ParseCommand(line); c.ok()) {
     if (!std::isfinite(c->value) || c->value < -64 || c->value > 64 || c->frame < 0)
       __builtin_trap();
