@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/base/pi_mutex.h"
 #include "common/base/rtt_estimate.h"
 #include "common/base/unique_fd.h"
 #include "common/control/swap_sync.h"
 #include "common/control/sync_datagram.h"
 #include "common/control/tick_leader.h"
-#include "common/base/clock.h"
 #include "common/net/line_channel.h"
 #include "common/net/udp_socket.h"
 #include "common/wire/rfc4175.h"
@@ -106,7 +106,9 @@ class SyncClient {
   void Take(const SyncEvent& e, Way way, std::vector<SyncEvent>* events) {
     if (!filter_.Accept(e)) return;
     events->push_back(e);
-    (way == Way::kTcp ? by_tcp_ : way == Way::kDatagram ? by_datagram_ : by_lan_)
+    (way == Way::kTcp        ? by_tcp_
+     : way == Way::kDatagram ? by_datagram_
+                             : by_lan_)
         .fetch_add(1, std::memory_order_relaxed);
   }
   // A line from the coordinator, either way: a decision, or the leader's.

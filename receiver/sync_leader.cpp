@@ -30,9 +30,9 @@ void SyncClient::OpenLan() {
   socklen_t length = sizeof bound;
   if (getsockname(lan->get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) return;
   lan_ = std::move(lan).value();
-  lan_port_ = ntohs(bound.ss_family == AF_INET6
-                        ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
-                        : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+  lan_port_ =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
+                                        : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
   channel_.Send(FormatStamp("lan", lan_port_));
 }
 
@@ -125,8 +125,7 @@ void SyncClient::Lead(std::vector<SyncEvent>* events) {
     for (const std::optional<SocketAddress>& peer : peers_)
       if (peer) SendCopies(lan_.get(), datagram, kSyncCopies, &peer->storage, peer->length);
   }
-  if (udp_.valid())
-    SendCopies(udp_.get(), decided_carrier_.Datagram(udp_key_), kSyncCopies);
+  if (udp_.valid()) SendCopies(udp_.get(), decided_carrier_.Datagram(udp_key_), kSyncCopies);
 }
 
 }  // namespace tilestream

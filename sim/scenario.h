@@ -53,8 +53,8 @@ struct Scenario {
   double reorder_ms = 0;
   // The paths to every node (and back), and the faults.
   PathSettings path;
-  PathSettings lan;              // between the display nodes (the switch), each way
-  bool decided_by_server = false;  // [sync] decide = "server"
+  PathSettings lan;                 // between the display nodes (the switch), each way
+  bool decided_by_server = false;   // [sync] decide = "server"
   int burst_node = -1;              // path.bursts go to this node alone; -1: every node
   double clock_offset_us = 0;       // the nodes' clocks, at most this far apart (synced by PTP)
   double clock_drift_ppm = 0;       // and run up to this much fast or slow, uncorrected

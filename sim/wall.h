@@ -198,7 +198,7 @@ class Wall {
   std::vector<bool> nic_up_;
   std::vector<SyncEvent> events_;
   int64_t decide_at_ = INT64_MAX;
-  int leader_ = -1;  // the node that decides the ticks opened now; -1: the coordinator
+  int leader_ = -1;         // the node that decides the ticks opened now; -1: the coordinator
   bool no_leader_ = false;  // the LAN carried no reports: the coordinator decides
   DecisionCarrier open_carrier_;
   static constexpr uint64_t kWallKey = 0x5eed'1a4e'0000'0000ULL;

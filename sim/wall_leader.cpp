@@ -5,11 +5,11 @@
 // clients (receiver/sync_client.cpp) do it, with one simplification: the
 // leader knows every node's LAN address from the start (the control
 // server tells it each node's as the node's datagrams come).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "common/base/words.h"
 #include "sim/wall.h"
@@ -65,7 +65,9 @@ void Wall::SayLeader() {
 }
 
 // A node's LAN address, as the leader's line names it.
-std::string Wall::LanHost(uint32_t node) { return fmt::format("10.0.{}.{}", node / 256, node % 256); }
+std::string Wall::LanHost(uint32_t node) {
+  return fmt::format("10.0.{}.{}", node / 256, node % 256);
+}
 
 void Wall::OpenLed(uint64_t tick, uint32_t timestamp, const PlayoutLatency::TickMoments& m,
                    const std::vector<bool>& takers) {

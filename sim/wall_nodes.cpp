@@ -65,7 +65,8 @@ void Wall::Admit(Tile& t, const Datagram& d) {
     Node& n = nodes_[t.node];
     n.to_server->Send(line);
     SendDatagram(t.node, false, FormatSyncDatagram(n.key, line), kSyncCopies);
-    if (n.follows >= 0) SendLan(t.node, static_cast<uint32_t>(n.follows), FormatSyncDatagram(kWallKey, line));
+    if (n.follows >= 0)
+      SendLan(t.node, static_cast<uint32_t>(n.follows), FormatSyncDatagram(kWallKey, line));
   }
 }
 

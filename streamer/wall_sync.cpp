@@ -44,8 +44,9 @@ int64_t WallSync::OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_
 void WallSync::Decide(int64_t now_ns) {
   if (master_.LedOverdue(now_ns)) server_->GiveUpLeader("its decisions stopped coming");
   if (master_.unheard_in_a_row() >= kUnheard)
-    server_->StopLeading("the leader skipped ticks every tile had reported: the display nodes' "
-                         "LAN does not carry their reports (set [sync] decide = \"server\")");
+    server_->StopLeading(
+        "the leader skipped ticks every tile had reported: the display nodes' "
+        "LAN does not carry their reports (set [sync] decide = \"server\")");
   events_.clear();
   master_.Decide(now_ns, &events_);
   server_->SendSync(events_);

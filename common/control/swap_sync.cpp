@@ -42,11 +42,12 @@ void SwapSyncMaster::LeaveOut(uint32_t tile, bool out) {
   changes_.push_back({tile, out});
 }
 
-void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns,
-                              int64_t at_ns, bool led) {
+void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadline_ns, int64_t at_ns,
+                              bool led) {
   if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
-  Pending p{tick,      timestamp, deadline_ns, at_ns, std::vector<bool>(tiles_),
-            std::vector<bool>(tiles_), led, std::nullopt};
+  Pending p{
+      tick, timestamp, deadline_ns, at_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_)};
+  p.led = led;
   for (uint32_t t = 0; t < tiles_; ++t) p.members[t] = TakesPart(t);
   pending_.push_back(std::move(p));
 }

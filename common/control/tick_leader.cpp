@@ -14,16 +14,12 @@ namespace {
 
 constexpr std::string_view kHex = "0123456789abcdef";
 
-}  // namespace
-
-namespace {
-
 // A numeric address as inet_ntop writes it: at most 45 of 0-9 a-f A-F . :
 bool ValidHost(std::string_view host) {
   if (host.empty() || host.size() > 45) return false;
   return std::all_of(host.begin(), host.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-           c == '.' || c == ':';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '.' ||
+           c == ':';
   });
 }
 
@@ -129,9 +125,7 @@ std::optional<OpenedTick> ParseOpen(std::string_view line, uint32_t tiles) {
   return t;
 }
 
-std::string FormatGone(const std::vector<bool>& tiles) {
-  return "gone " + FormatTiles(tiles);
-}
+std::string FormatGone(const std::vector<bool>& tiles) { return "gone " + FormatTiles(tiles); }
 
 std::optional<std::vector<bool>> ParseGone(std::string_view line, uint32_t tiles) {
   std::array<std::string_view, 2> w;

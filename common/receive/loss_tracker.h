@@ -134,7 +134,7 @@ class LossTracker {
   LossTrackerStats stats_;
   RttEstimate hint_;
   uint32_t ambiguous_in_a_row_ = 0;
-  BurstyRttEstimate rtt_;  // stats_.rtt is its estimate
+  BurstyRttEstimate rtt_;     // stats_.rtt is its estimate
   bool asked_again_ = false;  // by the last TakeDue
 };
 

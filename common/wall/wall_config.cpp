@@ -156,8 +156,9 @@ void ReadHttp(TomlReader& r, const toml::table& t, HttpSettings* h) {
 }
 
 void ReadSync(TomlReader& r, const toml::table& t, SyncSettings* s) {
-  r.CheckKeys(t, "sync",
-              {"enabled", "policy", "deadline_ms", "wait_ms", "latency_ms", "max_latency_ms", "decide"});
+  r.CheckKeys(
+      t, "sync",
+      {"enabled", "policy", "deadline_ms", "wait_ms", "latency_ms", "max_latency_ms", "decide"});
   r.Bool(t, "sync", "enabled", &s->enabled);
   std::string policy;
   r.String(t, "sync", "policy", &policy);

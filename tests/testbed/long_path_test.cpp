@@ -297,8 +297,9 @@ TEST_F(LongPath, FortyMillisecondsAwayLosingTwoPercentOfEveryPacketTcpTooAndABur
     if (t["unrecoverable"].get<uint64_t>() > 0) EXPECT_GT(t["frames_incomplete"], 0) << t.dump();
     incomplete += t["frames_incomplete"].get<uint64_t>();
     const nlohmann::json sync = NodeReport(node.name)["sync"];
-    EXPECT_GT(sync["decisions_by_lan"].get<uint64_t>(),
-              sync["decisions_by_datagram"].get<uint64_t>() + sync["decisions_by_tcp"].get<uint64_t>())
+    EXPECT_GT(
+        sync["decisions_by_lan"].get<uint64_t>(),
+        sync["decisions_by_datagram"].get<uint64_t>() + sync["decisions_by_tcp"].get<uint64_t>())
         << node.name << ": " << sync.dump();
     led += sync["ticks_led"].get<uint64_t>();
     std::cout << node.name << ": " << sync.dump() << " " << t.dump() << "\n";  // for the record

@@ -25,7 +25,8 @@ TEST(TickLeaderLines, TheOpenAndTheDecisionGoThereAndBack) {
   EXPECT_EQ(back->at_ns, t.at_ns);
   EXPECT_EQ(back->takers, t.takers);
 
-  for (const SyncDecision d : {SyncDecision::kPresent, SyncDecision::kSkip, SyncDecision::kPartial}) {
+  for (const SyncDecision d :
+       {SyncDecision::kPresent, SyncDecision::kSkip, SyncDecision::kPartial}) {
     const LeaderDecision decided{{d, 7, 63000, 99}, {false, true, true}};
     const auto parsed = ParseDecided(FormatDecided(decided), 3);
     ASSERT_TRUE(parsed) << FormatDecided(decided);
@@ -39,14 +40,14 @@ TEST(TickLeaderLines, TheOpenAndTheDecisionGoThereAndBack) {
 // From the network: anything but the exact form, or a set naming a tile
 // the wall does not have, is refused.
 TEST(TickLeaderLines, AnythingElseIsRefused) {
-  for (const char* bad :
-       {"open", "open 1 2 3 4", "open 1 2 3 4 f", "open 1 2 3 4 1f", "open 1 2 0 4 7",
-        "open 1 2 3 -4 7", "open 1 2 3 4 g", "open x 2 3 4 7", "open 1 2 3 4 7 8", "close 1 2 3 4 7"})
+  for (const char* bad : {"open", "open 1 2 3 4", "open 1 2 3 4 f", "open 1 2 3 4 1f",
+                          "open 1 2 0 4 7", "open 1 2 3 -4 7", "open 1 2 3 4 g", "open x 2 3 4 7",
+                          "open 1 2 3 4 7 8", "close 1 2 3 4 7"})
     EXPECT_FALSE(ParseOpen(bad, 3)) << bad;
   EXPECT_TRUE(ParseOpen("open 1 2 3 4 7", 3));
-  for (const char* bad : {"decided", "decided present 1 2", "decided present 1 2 3 8",
-                          "decided present 1 2 3 4 5", "decided bogus 1 2 7", "decided skip 1 2 3 7",
-                          "present 1 2 3 7"})
+  for (const char* bad :
+       {"decided", "decided present 1 2", "decided present 1 2 3 8", "decided present 1 2 3 4 5",
+        "decided bogus 1 2 7", "decided skip 1 2 3 7", "present 1 2 3 7"})
     EXPECT_FALSE(ParseDecided(bad, 3)) << bad;
   std::vector<bool> tiles;
   EXPECT_FALSE(ParseTiles("", 0, &tiles));
@@ -83,9 +84,9 @@ TEST(TickLeaderLines, WhoLeadsAndWhereItsPeersAre) {
     EXPECT_FALSE(ParsePeer(bad)) << bad;
   EXPECT_FALSE(ParseGone("gone 4", 2));
   EXPECT_FALSE(ParseGone("gone", 2));
-  for (const char* bad : {"lead 0000000000000001 0 skip", "lead 0000000000000001 257 skip",
-                          "lead 0000000000000001 4 maybe", "lead 0000000000000001 4",
-                          "lead 1 4 skip"})
+  for (const char* bad :
+       {"lead 0000000000000001 0 skip", "lead 0000000000000001 257 skip",
+        "lead 0000000000000001 4 maybe", "lead 0000000000000001 4", "lead 1 4 skip"})
     EXPECT_FALSE(ParseLead(bad)) << bad;
 }
 
@@ -94,8 +95,8 @@ TEST(TickLeaderLines, WhoLeadsAndWhereItsPeersAre) {
 TEST(TickLeaderLines, TheLongestCarriedFitADatagram) {
   DecisionCarrier carrier;
   for (size_t i = 0; i < DecisionCarrier::kCarried; ++i)
-    carrier.Add(FormatOpen({~0ULL - i, ~0U, INT64_MAX, INT64_MAX,
-                            std::vector<bool>(kMaxLedTiles, true)}));
+    carrier.Add(
+        FormatOpen({~0ULL - i, ~0U, INT64_MAX, INT64_MAX, std::vector<bool>(kMaxLedTiles, true)}));
   const auto d = ParseSyncDatagram(carrier.Datagram(~0ULL));
   ASSERT_TRUE(d);
   EXPECT_GE(d->count, 4u);
@@ -139,7 +140,8 @@ TEST(TickLeader, LeavesATileOutAsTheMasterDoes) {
   TickLeader leader(2, false, 3);
   std::vector<LeaderDecision> out;
   for (uint64_t tick = 1; tick <= 5; ++tick) leader.Open(Opened(tick, 100 * tick, {true, true}));
-  for (uint64_t tick = 1; tick <= 5; ++tick) leader.Complete(0, static_cast<uint32_t>(9000 * tick), 0);
+  for (uint64_t tick = 1; tick <= 5; ++tick)
+    leader.Complete(0, static_cast<uint32_t>(9000 * tick), 0);
   leader.Decide(300, &out);  // ticks 1 to 3 at their deadlines, then 4 and 5 at once
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[2].event.decision, SyncDecision::kSkip);

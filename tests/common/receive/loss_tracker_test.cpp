@@ -44,7 +44,7 @@ TEST(BurstyRttEstimate, ABurstOfLikeSamplesDoesNotTakeTheDeviationAway) {
     bursty.Sample(20 * kMs, now + i * 100'000);
     plain.Sample(20 * kMs);
   }
-  EXPECT_LT(plain.rttvar_ns, kMs / 10);                   // gone within the burst
+  EXPECT_LT(plain.rttvar_ns, kMs / 10);                        // gone within the burst
   EXPECT_GE(bursty.estimate().rttvar_ns, after_jump * 3 / 4);  // one round trip's fall at most
   EXPECT_EQ(bursty.estimate().rtt_ns, plain.rtt_ns);
   EXPECT_EQ(bursty.estimate().samples, 42u);
