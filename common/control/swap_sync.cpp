@@ -46,8 +46,8 @@ void SwapSyncMaster::OpenTick(uint64_t tick, uint32_t timestamp, int64_t deadlin
                               bool led) {
   if (pending_.size() == kMaxPending) pending_.pop_front();  // cannot happen with deadlines passing
   Pending p{
-      tick, timestamp, deadline_ns, at_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_)};
-  p.led = led;
+      tick, timestamp,   deadline_ns, at_ns, std::vector<bool>(tiles_), std::vector<bool>(tiles_),
+      led,  std::nullopt};
   for (uint32_t t = 0; t < tiles_; ++t) p.members[t] = TakesPart(t);
   pending_.push_back(std::move(p));
 }

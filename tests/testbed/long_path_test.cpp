@@ -294,7 +294,9 @@ TEST_F(LongPath, FortyMillisecondsAwayLosingTwoPercentOfEveryPacketTcpTooAndABur
     EXPECT_EQ(t["recovered"].get<uint64_t>() + t["unrecoverable"].get<uint64_t>(),
               t["lost"].get<uint64_t>())
         << t.dump();
-    if (t["unrecoverable"].get<uint64_t>() > 0) EXPECT_GT(t["frames_incomplete"], 0) << t.dump();
+    if (t["unrecoverable"].get<uint64_t>() > 0) {
+      EXPECT_GT(t["frames_incomplete"], 0) << t.dump();
+    }
     incomplete += t["frames_incomplete"].get<uint64_t>();
     const nlohmann::json sync = NodeReport(node.name)["sync"];
     EXPECT_GT(

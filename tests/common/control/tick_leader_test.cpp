@@ -139,7 +139,8 @@ TEST(TickLeader, DecidesByTheMastersRule) {
 TEST(TickLeader, LeavesATileOutAsTheMasterDoes) {
   TickLeader leader(2, false, 3);
   std::vector<LeaderDecision> out;
-  for (uint64_t tick = 1; tick <= 5; ++tick) leader.Open(Opened(tick, 100 * tick, {true, true}));
+  for (uint64_t tick = 1; tick <= 5; ++tick)
+    leader.Open(Opened(tick, static_cast<int64_t>(100 * tick), {true, true}));
   for (uint64_t tick = 1; tick <= 5; ++tick)
     leader.Complete(0, static_cast<uint32_t>(9000 * tick), 0);
   leader.Decide(300, &out);  // ticks 1 to 3 at their deadlines, then 4 and 5 at once
@@ -164,7 +165,7 @@ TEST(TickLeader, LeavesATileOutAsTheMasterDoes) {
   // not take it back.
   out.clear();
   for (uint64_t tick = 7; tick <= 9; ++tick) {
-    leader.Open(Opened(tick, 100 * tick, {true, true}));
+    leader.Open(Opened(tick, static_cast<int64_t>(100 * tick), {true, true}));
     leader.Complete(0, static_cast<uint32_t>(9000 * tick), 0);
   }
   leader.Decide(900, &out);
