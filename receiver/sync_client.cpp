@@ -159,7 +159,7 @@ void SyncClient::ReadDatagrams(std::vector<SyncEvent>* events) {
     if (!udp_.valid()) return;
     const ssize_t got = recv(udp_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
     if (got < 0) return;
-    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(got)});
+    const auto d = ParseSyncDatagram(std::string_view(buffer.data(), static_cast<size_t>(got)));
     if (!d || d->key != udp_key_) continue;
     for (size_t i = 0; i < d->count; ++i) {
       if (auto ping = ParseStamp("ping", d->lines[i])) {

@@ -90,7 +90,7 @@ void SyncClient::ReadLan(std::vector<SyncEvent>* events) {
     if (!lan_.valid()) return;
     const ssize_t got = recv(lan_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
     if (got < 0) return;
-    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(got)});
+    const auto d = ParseSyncDatagram(std::string_view(buffer.data(), static_cast<size_t>(got)));
     if (!d || wall_key_ == 0 || d->key != wall_key_) continue;
     lock.unlock();
     for (size_t i = 0; i < d->count; ++i) {

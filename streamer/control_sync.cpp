@@ -126,7 +126,7 @@ void ControlServer::ReceiveSyncDatagrams() {
     const ssize_t got = recvfrom(sync_udp_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT,
                                  reinterpret_cast<sockaddr*>(&from), &length);
     if (got < 0) return;
-    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(got)});
+    const auto d = ParseSyncDatagram(std::string_view(buffer.data(), static_cast<size_t>(got)));
     if (!d) continue;
     const auto it = std::find_if(clients_.begin(), clients_.end(), [&](const auto& entry) {
       const Client& c = entry.second;

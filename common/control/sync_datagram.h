@@ -47,6 +47,8 @@ struct SyncDatagram {
   size_t count = 0;
 };
 std::optional<SyncDatagram> ParseSyncDatagram(std::string_view datagram);
+// Its lines are views of the datagram: a temporary would leave them dangling.
+std::optional<SyncDatagram> ParseSyncDatagram(std::string&& datagram) = delete;
 
 // The decisions for one node (or the ticks opened for a leader, its
 // decisions for the coordinator: common/control/tick_leader.h): each

@@ -160,8 +160,9 @@ TEST_F(ControlServerTest, ANodesFirstDatagramIsPingedBackAndALinesPongNoLongerCo
   EXPECT_TRUE(testing::WaitFor([&] {
     server_->Poll(10'000'000);
     const ssize_t n = recv(udp->get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
-    const auto d =
-        n > 0 ? ParseSyncDatagram({buffer.data(), static_cast<size_t>(n)}) : std::nullopt;
+    const auto d = n > 0
+                       ? ParseSyncDatagram(std::string_view(buffer.data(), static_cast<size_t>(n)))
+                       : std::nullopt;
     if (d && d->count == 1) datagram_ping = ParseStamp("ping", d->lines[0]);
     return datagram_ping.has_value();
   }));
@@ -233,7 +234,7 @@ TEST_F(ControlServerTest, ASyncedNodesDatagramsCarryItsReportsAndDecisionsOnlyWi
   EXPECT_TRUE(testing::WaitFor([&] {
     const ssize_t n = recv(udp->get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
     if (n < 0) return false;
-    const auto d = ParseSyncDatagram({buffer.data(), static_cast<size_t>(n)});
+    const auto d = ParseSyncDatagram(std::string_view(buffer.data(), static_cast<size_t>(n)));
     EXPECT_TRUE(d);
     if (!d || d->count == 0) return false;
     const auto e = ParseSyncEvent(d->lines[0]);

@@ -17,7 +17,8 @@ TEST(SyncDatagram, CarriesItsKeyAndLinesAndBackAgain) {
   EXPECT_EQ(p->lines[0], "complete 1 90000");
   EXPECT_EQ(p->lines[1], "shown 1 2 3");
   // A key alone: the node saying where its datagrams come from.
-  const auto hello = ParseSyncDatagram(FormatSyncDatagram(7, ""));
+  const std::string alone = FormatSyncDatagram(7, "");
+  const auto hello = ParseSyncDatagram(alone);
   ASSERT_TRUE(hello);
   EXPECT_EQ(hello->key, 7u);
   EXPECT_EQ(hello->count, 0u);

@@ -97,7 +97,8 @@ TEST(TickLeaderLines, TheLongestCarriedFitADatagram) {
   for (size_t i = 0; i < DecisionCarrier::kCarried; ++i)
     carrier.Add(
         FormatOpen({~0ULL - i, ~0U, INT64_MAX, INT64_MAX, std::vector<bool>(kMaxLedTiles, true)}));
-  const auto d = ParseSyncDatagram(carrier.Datagram(~0ULL));
+  const std::string datagram = carrier.Datagram(~0ULL);  // the lines parsed are views of it
+  const auto d = ParseSyncDatagram(datagram);
   ASSERT_TRUE(d);
   EXPECT_GE(d->count, 4u);
   EXPECT_TRUE(ParseOpen(d->lines[d->count - 1], kMaxLedTiles));
