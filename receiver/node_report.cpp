@@ -126,11 +126,14 @@ void SecondReporter::Report(double elapsed_s, const PresentCounts& counts, Prese
   const bool synced = p_.sync && p_.sync->subscribed();
   const uint64_t shown = counts.shown_ticks();
   // A packet is asked for while its frame may still be shown: a frame
-  // interval and the wall's playout latency, as the coordinator said it.
+  // interval and the wall's playout latency, as the coordinator said it;
+  // a first request goes as many times as it said.
   const int64_t latency = p_.sync ? p_.sync->latency_ns() : 0;
+  const int copies = p_.sync ? p_.sync->nack_copies() : 1;
   for (size_t i = 0; i < p_.tiles.size(); ++i) {
     if (latency > 0)
       p_.tiles[i]->SetRepairWindow(static_cast<int64_t>(1e9 / c_.wall.fps) + latency);
+    p_.tiles[i]->SetFirstNackCopies(copies);
     const TileReceiverStats st = p_.tiles[i]->Snapshot();
     const TileTotals s = Sum(st);
     if (!geometry_said_[i]) geometry_said_[i] = SayWrongGeometry(c_, p_.indices[i], st.assembler);

@@ -111,6 +111,11 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
       latency_ns_.store(*latency, std::memory_order_relaxed);
       continue;
     }
+    if (auto copies = ParseStamp("nack_copies", line)) {
+      if (*copies == 1 || *copies == 2)
+        nack_copies_.store(static_cast<int>(*copies), std::memory_order_relaxed);
+      continue;
+    }
     // A JSON reply: to auth, or to sync.
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (JsonBool(j, "ok")) {

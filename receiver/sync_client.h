@@ -71,6 +71,9 @@ class SyncClient {
   // The wall's playout latency, as the coordinator last said ("latency
   // NS"); 0: none said.
   int64_t latency_ns() const { return latency_ns_.load(std::memory_order_relaxed); }
+  // How many copies of a first request the tiles send, as the coordinator
+  // last said ("nack_copies N", 1 or 2); 1: none said.
+  int nack_copies() const { return nack_copies_.load(std::memory_order_relaxed); }
   // The round trip the coordinator measured to this node ("rtt"): the
   // tiles' repairs wait that long to ask again until they measured theirs.
   const SharedRtt* rtt() const { return &rtt_; }
@@ -133,6 +136,7 @@ class SyncClient {
   int64_t next_attempt_ns_ = 0;
   std::string last_error_;  // printed once until it changes
   std::atomic<int64_t> latency_ns_{0};
+  std::atomic<int> nack_copies_{1};
   SharedRtt rtt_;
   std::atomic<uint64_t> by_datagram_{0}, by_tcp_{0}, by_lan_{0}, led_{0}, led_late_{0};
   // The wall's LAN (guarded by mu_: the tiles' threads report to the

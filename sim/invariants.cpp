@@ -136,6 +136,7 @@ std::string ReportJson(const Scenario& s, const WallReport& r,
                {"skew_max_ms", r.skew_max_ms},
                {"virtual_skew_p99_ms", r.virtual_skew_p99_ms},
                {"latency_ms", r.latency_ms},
+               {"repair_rounds", r.repair_rounds},
                {"late_decisions", r.late_decisions},
                {"late_decisions_path_down", r.late_decisions_path_down},
                {"leaders", r.leaders},
@@ -157,7 +158,8 @@ std::string ReportJson(const Scenario& s, const WallReport& r,
                      {"retransmitted", t.retransmitted},
                      {"refused_cap", t.refused_cap},
                      {"refused_sends", t.refused_sends},
-                     {"repair_rtt_ms", t.repair_rtt_ms}});
+                     {"repair_rtt_ms", t.repair_rtt_ms},
+                     {"repair_rttvar_ms", t.repair_rttvar_ms}});
   j["tiles"] = tiles;
   j["checks"] = {{"shown_frames", r.shown_frames},
                  {"shown_not_whole", r.shown_not_whole},

@@ -48,7 +48,8 @@ Wall::Wall(const Scenario& s)
       playback_(kFrames, c_.wall.fps),
       movies_(c_.tile_count(), {"A", "", kFrames}),
       master_(c_.tile_count(), c_.sync.partial, 3),
-      latency_(c_.sync, interval_ns_, static_cast<int64_t>(c_.stream.reorder_ms * 1e6)) {
+      latency_(c_.sync, interval_ns_, static_cast<int64_t>(c_.stream.reorder_ms * 1e6),
+               c_.stream.retransmission_share) {
   capacity_ = NicCapacities(c_, 0, [&](const std::string&) -> std::optional<double> {
     if (s.kernel_nic_gbps > 0) return s.kernel_nic_gbps * 1e9;
     return std::nullopt;
@@ -285,6 +286,7 @@ WallReport Wall::Run() {
     if (when.count >= 2) skews.Add(when.last - when.first);
   r_.virtual_skew_p99_ms = skews.QuantileNs(0.99) / 1e6;
   r_.latency_ms = latency_.timed() ? latency_.latency_ns() / 1e6 : 0;
+  r_.repair_rounds = latency_.timed() ? latency_.repair_rounds() : 0;
   for (Node& n : nodes_) {
     r_.tcp_probes += n.to_node->probes() + n.to_server->probes();
     r_.tcp_timeouts += n.to_node->timeouts() + n.to_server->timeouts();
@@ -303,6 +305,7 @@ WallReport Wall::Run() {
       k.nack_requested = loss->stats().requested;
       k.nack_asked_again = loss->stats().asked_again;
       k.repair_rtt_ms = loss->stats().rtt.rtt_ns / 1e6;
+      k.repair_rttvar_ms = loss->stats().rtt.rttvar_ns / 1e6;
     }
     k.retransmitted = t.sender->stats().retransmitted;
     k.refused_cap = t.sender->stats().refused_cap;

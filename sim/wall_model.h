@@ -27,7 +27,7 @@ struct TileCounters {
   uint64_t lost = 0, recovered = 0, unrecoverable = 0, nack_requested = 0;
   uint64_t nack_asked_again = 0;
   uint64_t retransmitted = 0, refused_cap = 0, refused_sends = 0;
-  double repair_rtt_ms = 0;  // smoothed, request to arrival
+  double repair_rtt_ms = 0, repair_rttvar_ms = 0;  // smoothed, request to arrival
 };
 
 struct WallReport {
@@ -35,6 +35,7 @@ struct WallReport {
   uint64_t ticks = 0;  // played by the clock, shed or not
   uint64_t presented = 0, skipped = 0, partial = 0, shed = 0, left_out = 0;
   double skew_p99_ms = 0, skew_max_ms = 0, latency_ms = 0;  // as the coordinator measures it
+  int repair_rounds = 0;                                    // the repairs the latency waits for
   // The skew on the virtual clock, of the shows no fault made late.
   double virtual_skew_p99_ms = 0;
   uint64_t shows_excused = 0;

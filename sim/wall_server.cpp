@@ -257,17 +257,18 @@ void Wall::AtServer(uint32_t node, const std::string& line, NodeRoundTrip::Via v
 void Wall::Second() {
   if (q_.now() + kSecond < play_end_ns_) q_.At(q_.now() + kSecond, [this] { Second(); });
   for (uint32_t i = 0; i < nodes_.size(); ++i) Ping(i, nodes_[i].trip.Ping(q_.now()));
-  uint64_t sent = 0, skipped = 0, datagrams = 0, sent_again = 0;
+  uint64_t sent = 0, skipped = 0, datagrams = 0, sent_again = 0, lost = 0;
   std::vector<uint32_t> nic_of_tile;
   for (Tile& t : tiles_) {
     datagrams += t.sender->socket().stats().datagrams;
     sent_again += t.sender->stats().retransmitted;
+    lost += t.assembler->stats().lost;  // as the receivers' stats lines say it
     sent += t.sent_ticks;
     skipped += t.skipped_ticks;
     t.sent_ticks = t.skipped_ticks = 0;
     nic_of_tile.push_back(t.nic);
   }
-  latency_.SetSent(datagrams, sent_again);
+  latency_.SetSent(datagrams, sent_again, lost);
   UpdateLatency();
   shedder_.SetCeiling(FailoverCeiling(c_, nic_of_tile, capacity_));
   shedder_.Look(sent, skipped, static_cast<uint32_t>(tiles_.size()));
@@ -293,10 +294,14 @@ void Wall::UpdateLatency() {
   if (!latency_.timed() || sync == 0) return;
   const int64_t before = latency_.latency_ns();
   latency_.Update(sync, sync_var, repair, repair_var);
-  if (latency_.latency_ns() != before)  // each tile's repair window follows it
-    for (Tile& t : tiles_)
-      if (LossTracker* loss = t.assembler->loss())
-        loss->SetWindow(interval_ns_ + latency_.latency_ns());
+  // Each tile's repair window follows it, and its first requests' copies
+  // ("latency NS", "nack_copies N").
+  for (Tile& t : tiles_) {
+    if (LossTracker* loss = t.assembler->loss()) {
+      loss->SetFirstCopies(latency_.first_copies());
+      if (latency_.latency_ns() != before) loss->SetWindow(interval_ns_ + latency_.latency_ns());
+    }
+  }
 }
 
 // streamer/nic_failover.cpp: a look every kLookNs, the tiles of a NIC

@@ -85,6 +85,10 @@ class ControlServer {
   // Tells every synced node the playout latency ("latency NS"), now and
   // whenever a node joins.
   void SetLatency(int64_t ns);
+  // Tells every synced node how many copies of a lost packet's first
+  // request its tiles send ("nack_copies N", 1 or 2), now and whenever a
+  // node joins.
+  void SetNackCopies(int copies);
   // The round trip measured on node `node`'s sync connection (none: zero),
   // and the largest over the synced nodes whose estimate is settled
   // (NodeRoundTrip::settled), for the playout latency; its `samples` is
@@ -170,6 +174,7 @@ class ControlServer {
   std::vector<ReceiverTileStats> receiver_stats_;
   std::vector<std::string> refusals_;  // per display node: NodeRefusal
   int64_t latency_ns_ = 0;
+  int nack_copies_ = 1;
   int leader_node_ = -1;
   uint64_t leader_id_ = 0;  // its connection
   uint64_t wall_key_ = 0;   // of the LAN's datagrams, drawn at the first choice

@@ -66,6 +66,12 @@ void ControlServer::SetLatency(int64_t ns) {
     if (c.node >= 0) Send(id, FormatStamp("latency", ns));
 }
 
+void ControlServer::SetNackCopies(int copies) {
+  nack_copies_ = copies;
+  for (const auto& [id, c] : clients_)
+    if (c.node >= 0) Send(id, FormatStamp("nack_copies", copies));
+}
+
 RttEstimate ControlServer::NodeRtt(uint32_t node) const {
   for (const auto& [id, c] : clients_)
     if (c.node == static_cast<int>(node)) return c.trip.estimate();
@@ -197,6 +203,7 @@ void ControlServer::Subscribe(uint64_t id, Client& c, std::string_view words) {
   Send(id, JsonText(reply));
   SendPing(id, c, first_ping);  // a round trip before the first tick
   if (latency_ns_ > 0) Send(id, FormatStamp("latency", latency_ns_));
+  if (nack_copies_ > 1) Send(id, FormatStamp("nack_copies", nack_copies_));
   if (leader_node_ >= 0) SayLeader(id, c);
 }
 

@@ -14,7 +14,7 @@ WallSync::WallSync(const WallConfig& c)
     : c_(c),
       master_(c.tile_count(), c.sync.partial, kDropAfter),
       latency_(c.sync, static_cast<int64_t>(kNsPerSecond / c.wall.fps),
-               static_cast<int64_t>(c.stream.reorder_ms * 1e6)) {}
+               static_cast<int64_t>(c.stream.reorder_ms * 1e6), c.stream.retransmission_share) {}
 
 // Decided at its deadline and shown at once then or, with a playout
 // latency, at its time on the display nodes' clock (CLOCK_REALTIME,
@@ -56,7 +56,9 @@ void WallSync::Decide(int64_t now_ns) {
 // From the largest round trip to a display node and of a tile's repairs.
 void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
   if (!latency_.timed()) return;
-  latency_.SetSent(sent, sent_again);
+  uint64_t lost = 0;  // as the receivers said it last
+  for (const ControlServer::ReceiverTileStats& r : server_->receiver_stats()) lost += r.stats.lost;
+  latency_.SetSent(sent, sent_again, lost);
   RefreshLatency();
 }
 
@@ -71,6 +73,13 @@ void WallSync::RefreshLatency() {
   }
   master_.SetLedGrace(LeaderGraceNs(rtt.rtt_ns, rtt.rttvar_ns));
   latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
+  if (latency_.first_copies() != copies_said_) {
+    copies_said_ = latency_.first_copies();
+    server_->SetNackCopies(copies_said_);
+    spdlog::info("swap sync: a lost packet's first request now goes {} ({:.2f}% lost)",
+                 copies_said_ == 2 ? "twice: that saves a repair round" : "once",
+                 100 * latency_.lost_share());
+  }
   const int64_t now = latency_.latency_ns();
   if (now == before && latency_said_) return;
   server_->SetLatency(now);
@@ -80,10 +89,10 @@ void WallSync::RefreshLatency() {
   logged_ns_ = now;
   spdlog::info(
       "swap sync: playout latency {:.1f} ms (round trip to the farthest display node "
-      "{:.1f} ms, deviation {:.1f} ms; {} repairs waited for, {:.2f}% sent again; decided at the "
+      "{:.1f} ms, deviation {:.1f} ms; {} repairs waited for, {:.2f}% lost; decided at the "
       "{})",
       latency_.latency_ns() / 1e6, rtt.rtt_ns / 1e6, rtt.rttvar_ns / 1e6, latency_.repair_rounds(),
-      100 * latency_.sent_again_share(), latency_.decided_at_wall() ? "wall's side" : "server");
+      100 * latency_.lost_share(), latency_.decided_at_wall() ? "wall's side" : "server");
 }
 
 // A tile left out of the swap sync for missing ticks, or taken back.

@@ -62,6 +62,7 @@ class WallSync {
   PlayoutLatency latency_;
   ControlServer* server_ = nullptr;
   bool latency_said_ = false;
+  int copies_said_ = 1;    // of a first request ("nack_copies")
   int64_t logged_ns_ = 0;  // the latency last logged
   std::vector<SyncEvent> events_;
   std::vector<SwapSyncMaster::Change> changes_;

@@ -28,12 +28,13 @@ void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair
   auto_ns_ = std::max(asked, auto_ns_ - step);
 }
 
-void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again) {
+void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again, uint64_t lost) {
   if (sent < sent_ || sent_again < sent_again_) sent_ = sent_again_ = 0;  // counts started over
+  if (lost < lost_) lost_ = 0;                                            // a receiver started over
   const uint64_t first_sent = (sent - sent_) - std::min(sent - sent_, sent_again - sent_again_);
   const uint64_t ticks = ticks_ - ticks_at_sent_;
   if (first_sent > 0) {
-    const double share = static_cast<double>(sent_again - sent_again_) / first_sent;
+    const double share = std::min(1.0, static_cast<double>(lost - lost_) / first_sent);
     share_ = share_measured_ ? share_ + (share - share_) / 8 : share;
     share_measured_ = true;
   }
@@ -43,22 +44,29 @@ void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again) {
   }
   sent_ = sent;
   sent_again_ = sent_again;
+  lost_ = lost;
   ticks_at_sent_ = ticks_;
 }
 
-// A lost packet's first request fails when it or its answer is lost (2p);
-// a request asked again goes twice (common/receive/loss_tracker.h), each
-// copy answered, and fails when both do: (2p)^2. n rounds leave
-// (2p)^(2n-1) of the lost packets unrepaired, and a tick loses p of its
+// A lost packet's first request fails when it or its answer is lost (2p),
+// or when both copies' do ((2p)^2); a request asked again goes twice
+// (common/receive/loss_tracker.h), each copy answered, and fails when both
+// do: (2p)^2. n rounds leave (2p)^(2n-1) of the lost packets unrepaired,
+// (2p)^(2n) with the first request doubled, and a tick loses p of its
 // packets.
-int PlayoutLatency::repair_rounds() const {
+int PlayoutLatency::Rounds(int first_copies) const {
   if (!share_measured_) return kFirstRounds;
   const double fails = 2 * share_;
   int rounds = 2;
-  for (double left = share_ * packets_per_tick_ * fails * fails * fails;
-       left > kSkipped && rounds < kMostRounds; left *= fails * fails)
-    ++rounds;
+  double left = share_ * packets_per_tick_ * fails * fails * fails;
+  if (first_copies > 1) left *= fails;
+  for (; left > kSkipped && rounds < kMostRounds; left *= fails * fails) ++rounds;
   return rounds;
+}
+
+int PlayoutLatency::first_copies() const {
+  const bool affordable = 2 * share_ <= repair_share_ / 2;
+  return share_measured_ && affordable && Rounds(2) < Rounds(1) ? 2 : 1;
 }
 
 int64_t PlayoutLatency::latency_ns() const {

@@ -18,15 +18,23 @@
 //             for (`stream.reorder_ms`), n requests answered (the others
 //             for a request or an answer lost on the way), the report's way
 //             back, the decision's out; at most max_latency_ms. n follows
-//             the share p of packets the wall sent again and the packets
-//             a tick sends, N (SetSent, and the ticks opened): a first
-//             request fails when it or its answer is lost (2p); a request
-//             asked again goes twice, each copy answered, and fails when
-//             both do ((2p)^2); n is the least, from 2 to 5, that leaves
-//             p N (2p)^(2n-1) under one tick in 10,000 with a packet
-//             unrepaired: for the 2x2 wall of 2560x1600 tiles (5,600
-//             packets a tick) 2 below 0.7% loss, 3 below 2.9%, 4 below
-//             5.9%, then 5; 3 until measured (the first second). With a
+//             the share p of its first sends the wall lost (the receivers'
+//             gaps) and the packets a tick sends, N (SetSent, and the ticks
+//             opened): a first request fails when it or its answer is lost
+//             (2p); a request asked again goes twice, each copy answered,
+//             and fails when both do ((2p)^2); n is the least, from 2 to
+//             5, that leaves p N (2p)^(2n-1) under one tick in 10,000 with
+//             a packet unrepaired: for the 2x2 wall of 2560x1600 tiles
+//             (5,600 packets a tick) 2 below 0.7% loss, 3 below 2.9%, 4
+//             below 5.9%, then 5; 3 until measured (the first second).
+//             Where sending the first request twice too (p N (2p)^(2n))
+//             saves a round, and its cost (2p of the bytes sent again)
+//             is at most half of `stream.retransmission_share` (the rest
+//             for the retries and bursts), first_copies() is 2: the
+//             coordinator tells the receivers ("nack_copies 2"). The 2x2
+//             wall at 1% then waits for 2 repairs, not 3; at 2% doubling
+//             saves none and costs 4%: single (docs/decisions.md, "A
+//             first request goes twice where that saves a round"). With a
 //             request asked again going once, n = 3 at 2% left a lost
 //             packet unrepaired once in 16,000, and the 2x2 wall (110
 //             lost a tick) skipped a tick in 140 on the 16-core machine.
@@ -62,8 +70,14 @@ class PlayoutLatency {
  public:
   // reorder_ns: how long a tile waits before it asks for a packet found
   // missing (`stream.reorder_ms`).
-  PlayoutLatency(const SyncSettings& s, int64_t interval_ns, int64_t reorder_ns = 0)
-      : settings_(s), interval_ns_(interval_ns), reorder_ns_(reorder_ns) {}
+  // repair_share: the most of a stream's bytes that may be sent again
+  // (`stream.retransmission_share`).
+  PlayoutLatency(const SyncSettings& s, int64_t interval_ns, int64_t reorder_ns = 0,
+                 double repair_share = 0.05)
+      : settings_(s),
+        interval_ns_(interval_ns),
+        reorder_ns_(reorder_ns),
+        repair_share_(repair_share) {}
 
   // The largest round trip on the sync connections now and its deviation,
   // and the largest a tile measured for a repair and its deviation (0:
@@ -75,14 +89,20 @@ class PlayoutLatency {
   void SetDecidedAtWall(bool at_wall) { at_wall_ = at_wall; }
   bool decided_at_wall() const { return at_wall_; }
 
-  // The wall's packets sent in all and sent again (repairs), totals since
-  // the start, before each Update: the share sent again since the last
-  // call and the first sends a tick (over the ticks MomentsFor opened
+  // The wall's packets sent in all and sent again (repairs), and those
+  // the receivers found missing (lost, not reordered), totals since the
+  // start, before each Update: the share of the first sends lost since the
+  // last call and the first sends a tick (over the ticks MomentsFor opened
   // since), both smoothed (an eighth a call; the first taken whole), set
-  // how many repairs the latency waits for.
-  void SetSent(uint64_t sent, uint64_t sent_again);
-  double sent_again_share() const { return share_; }
-  int repair_rounds() const;
+  // how many repairs the latency waits for and whether a first request
+  // goes twice. Lost, not sent again: a first request sent twice has
+  // every lost packet sent again twice.
+  void SetSent(uint64_t sent, uint64_t sent_again, uint64_t lost);
+  double lost_share() const { return share_; }
+  int repair_rounds() const { return Rounds(first_copies()); }
+  // How many copies of a lost packet's first request the tiles send: 2
+  // where that saves a repair round within the budget, else 1.
+  int first_copies() const;
 
   bool timed() const { return settings_.timed(); }
   int64_t latency_ns() const;
@@ -111,17 +131,19 @@ class PlayoutLatency {
   static constexpr int64_t kFallNs = 2'000'000;
   static constexpr double kSkipped = 1e-4;  // of the ticks, for a packet the rounds left lost
   static constexpr int kFirstRounds = 3, kMostRounds = 5;
+  int Rounds(int first_copies) const;
   SyncSettings settings_;
   int64_t interval_ns_;
   int64_t reorder_ns_;
+  double repair_share_;
   int64_t auto_ns_ = 0;  // 0: nothing measured yet
   int calm_ = 0;         // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
   bool at_wall_ = false;
-  uint64_t sent_ = 0, sent_again_ = 0;      // at the last SetSent
+  uint64_t sent_ = 0, sent_again_ = 0, lost_ = 0;  // at the last SetSent
   uint64_t ticks_ = 0, ticks_at_sent_ = 0;  // opened (MomentsFor): in all, at the last SetSent
-  double share_ = 0;
-  double packets_per_tick_ = 0;  // the wall's first sends, smoothed as share_ is
+  double share_ = 0;                        // p: of the first sends, lost
+  double packets_per_tick_ = 0;             // the wall's first sends, smoothed as share_ is
   bool share_measured_ = false;
 };
 

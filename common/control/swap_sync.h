@@ -222,9 +222,11 @@ std::optional<SyncEvent> ParseSyncEvent(std::string_view line);
 std::string FormatPing(int64_t ns);
 std::string FormatPong(int64_t ns);
 // "WORD NS"; the master also says "latency NS", the wall's playout latency
-// (whenever it changes, and to a node that joins).
+// (whenever it changes, and to a node that joins), and "nack_copies N",
+// how many copies of a lost packet's first request the tiles send (1 or 2,
+// likewise).
 std::string FormatStamp(std::string_view word, int64_t ns);
-// The stamp of "WORD NS" (WORD: ping, pong or latency).
+// The stamp of "WORD NS" (WORD: ping, pong, latency or nack_copies).
 std::optional<int64_t> ParseStamp(std::string_view word, std::string_view line);
 // "rtt NS VAR_NS": the round trip the master measured to the node, and its
 // deviation, after each sample: a far node's repairs wait that long

@@ -33,8 +33,10 @@
 // fails only when both copies' requests or answers are lost ((2p)^2
 // instead of 2p at loss p): at 2% a lost packet stays unrepaired after
 // three rounds once in 10 million, not once in 16,000 (docs/decisions.md,
-// "A request asked again goes twice"). The first request goes once: it
-// would double the bandwidth of every repair.
+// "A request asked again goes twice"). The first request goes once unless
+// the wall says otherwise (SetFirstCopies): doubled, it doubles the
+// bandwidth of every repair, which the wall spends only where it saves a
+// repair round of latency (common/control/playout_latency.h).
 //
 // Memory: a ring of `capacity` entries allocated at construction; a gap
 // larger than what is free is tracked as far as it fits and the rest is
@@ -104,9 +106,12 @@ class LossTracker {
   // The 16-bit sequence numbers to ask for now, ascending, up to
   // out.size(); entries past their window are given up. Returns how many.
   size_t TakeDue(std::span<uint16_t> out);
+  // How many times to send the NACKs of a first request (1 or 2; others
+  // are taken as 1): the wall's choice (the coordinator's "nack_copies").
+  void SetFirstCopies(int copies) { first_copies_ = copies == 2 ? 2 : 1; }
   // How many times to send the NACKs of what TakeDue just returned: 2 when
-  // it asks for a packet again, else 1.
-  int nack_copies() const { return asked_again_ ? 2 : 1; }
+  // it asks for a packet again, else the first requests' copies.
+  int nack_copies() const { return asked_again_ ? 2 : first_copies_; }
   // When TakeDue next has something to do (kNever: nothing missing).
   int64_t next_due_ns() const { return next_due_ns_; }
   size_t missing() const { return size_; }
@@ -136,6 +141,7 @@ class LossTracker {
   uint32_t ambiguous_in_a_row_ = 0;
   BurstyRttEstimate rtt_;     // stats_.rtt is its estimate
   bool asked_again_ = false;  // by the last TakeDue
+  int first_copies_ = 1;
 };
 
 }  // namespace tilestream

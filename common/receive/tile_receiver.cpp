@@ -141,6 +141,7 @@ void TileReceiver::AskForLost() {
   if (socket_.last_count() == 0) loss->SetNow(MonotonicNs());  // read nothing: now
   if (const int64_t window = repair_window_ns_.load(std::memory_order_relaxed); window > 0)
     loss->SetWindow(window);
+  loss->SetFirstCopies(first_nack_copies_.load(std::memory_order_relaxed));
   if (const SharedRtt* hint = options_.rtt_hint)
     loss->SetRttHint(hint->rtt_ns.load(std::memory_order_relaxed),
                      hint->rttvar_ns.load(std::memory_order_relaxed));

@@ -71,6 +71,11 @@ class TileReceiver {
   // frame interval and the wall's playout latency): from any thread, taken
   // up by the tile's at its next request.
   void SetRepairWindow(int64_t ns) { repair_window_ns_.store(ns, std::memory_order_relaxed); }
+  // How many copies of a first request's NACK to send (the wall's
+  // "nack_copies"; LossTracker::SetFirstCopies): from any thread, likewise.
+  void SetFirstNackCopies(int copies) {
+    first_nack_copies_.store(copies, std::memory_order_relaxed);
+  }
   std::optional<ReadyFrame> TakeFrame(uint32_t timestamp, bool incomplete_ok) {
     return assembler_.TakeFrame(timestamp, incomplete_ok);
   }
@@ -103,6 +108,7 @@ class TileReceiver {
   UdpReceiver socket_;
   FrameAssembler assembler_;
   std::atomic<int64_t> repair_window_ns_{0};  // 0: as configured
+  std::atomic<int> first_nack_copies_{1};
   std::unique_ptr<PacketPlacement> placement_;
   std::vector<std::byte*> buffers_;  // the socket's message buffers
   std::vector<size_t> lengths_;      // of the last batch's messages

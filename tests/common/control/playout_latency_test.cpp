@@ -66,7 +66,7 @@ TEST(PlayoutLatency, AStalledNodesRoundTripLeavesTheRepairsHalfTheLatency) {
 // the wall plays.
 TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  l.SetSent(10'000, 0);  // nothing sent again: two repairs waited for
+  l.SetSent(10'000, 0, 0);  // nothing lost: two repairs waited for
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
   // The way there and back, two requests answered (each waited for as a
   // tile's repairs wait: RetryAfterNs, 2 + 20 + 4 ms), the margin.
@@ -86,7 +86,7 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
 // before the moment. A leader lost, it rises back at once.
 TEST(PlayoutLatency, DecidedAtTheWallsSideItSavesTheReportAndTheDecisionsWays) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  l.SetSent(10'000, 0);
+  l.SetSent(10'000, 0, 0);
   l.SetDecidedAtWall(true);
   l.Update(20 * kMs, 2 * kMs, 20 * kMs, 2 * kMs);
   EXPECT_EQ(l.latency_ns(), (10 + 2 * 26 + 5) * kMs);
@@ -102,7 +102,7 @@ TEST(PlayoutLatency, DecidedAtTheWallsSideItSavesTheReportAndTheDecisionsWays) {
 // a tenth above what the path asks; worse again, it rises at once.
 TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  l.SetSent(10'000, 0);         // nothing sent again: two repairs waited for
+  l.SetSent(10'000, 0, 0);      // nothing lost: two repairs waited for
   l.Update(60 * kMs, 5 * kMs);  // 60 + 2 x (2 + 60 + 10) + (30 + 10 + 5)
   ASSERT_EQ(l.latency_ns(), 249 * kMs);
   for (int second = 1; second <= 4; ++second) {
@@ -124,24 +124,27 @@ TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
 // waits as much more.
 TEST(PlayoutLatency, AutoTakesInTheWaitBeforeAMissingPacketIsAskedFor) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs, 3 * kMs);
-  l.SetSent(10'000, 0);  // nothing sent again: two repairs waited for
+  l.SetSent(10'000, 0, 0);  // nothing lost: two repairs waited for
   l.Update(20 * kMs, 2 * kMs);
   EXPECT_EQ(l.latency_ns(), (20 + 3 + 2 * 26 + 19) * kMs);
 }
 
 // A second of a wall at 25 fps sending `per_tick` packets a tick, `share`
-// of them sent again: its ticks opened, then its totals.
+// of them lost and sent again, as many times as a first request goes:
+// its ticks opened, then its totals.
 struct Sent {
-  uint64_t sent = 0, again = 0;
+  uint64_t sent = 0, again = 0, lost = 0;
   void Second(PlayoutLatency* l, uint64_t per_tick, double share) {
+    const int copies = l->first_copies();
     for (int tick = 0; tick < 25; ++tick) {
       l->MomentsFor(1000 * kMs);
       sent += per_tick;
-      const auto lost = static_cast<uint64_t>(static_cast<double>(per_tick) * share);
-      sent += lost;
-      again += lost;
+      const auto lost_now = static_cast<uint64_t>(static_cast<double>(per_tick) * share);
+      lost += lost_now;
+      sent += lost_now * copies;
+      again += lost_now * copies;
     }
-    l->SetSent(sent, again);
+    l->SetSent(sent, again, lost);
   }
 };
 
@@ -154,17 +157,17 @@ struct Sent {
 TEST(PlayoutLatency, AutoWaitsForMoreRepairsWhereMoreIsSentAgain) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
   EXPECT_EQ(l.repair_rounds(), 3);
-  l.SetSent(0, 0);  // nothing sent yet: nothing measured
+  l.SetSent(0, 0, 0);  // nothing sent yet: nothing measured
   EXPECT_EQ(l.repair_rounds(), 3);
   l.Update(20 * kMs, 2 * kMs);  // measured before the first tick: it is not pinned at the maximum
   Sent sent;
   sent.Second(&l, 5600, 0.03);  // 168 lost a tick: 168 x 0.06^5 > 1e-4 > 168 x 0.06^7
-  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.03);
+  EXPECT_DOUBLE_EQ(l.lost_share(), 0.03);
   EXPECT_EQ(l.repair_rounds(), 4);
   l.Update(20 * kMs, 2 * kMs);
   EXPECT_EQ(l.latency_ns(), (20 + 4 * 26 + 19) * kMs);
   sent.Second(&l, 5600, 0);  // a second with nothing lost: 2.6%, 147 x 0.0525^5 < 1e-4
-  EXPECT_DOUBLE_EQ(l.sent_again_share(), 0.03 * 7 / 8);
+  EXPECT_DOUBLE_EQ(l.lost_share(), 0.03 * 7 / 8);
   EXPECT_EQ(l.repair_rounds(), 3);
   for (int second = 0; second < 30; ++second) sent.Second(&l, 5600, 0.02);
   EXPECT_EQ(l.repair_rounds(), 3);
@@ -172,15 +175,17 @@ TEST(PlayoutLatency, AutoWaitsForMoreRepairsWhereMoreIsSentAgain) {
   EXPECT_EQ(l.repair_rounds(), 2);
   for (int second = 0; second < 40; ++second) sent.Second(&l, 5600, 0.07);
   EXPECT_EQ(l.repair_rounds(), 5);
-  l.SetSent(1'000, 0);  // the counts started over: nothing lost since
-  EXPECT_LT(l.sent_again_share(), 0.07);
+  l.SetSent(1'000, 0, 0);  // the counts started over: nothing lost since
+  EXPECT_LT(l.lost_share(), 0.07);
 }
 
 // The same loss on a wall that sends fewer packets a tick loses fewer a
 // tick: it needs fewer repairs for the same share of its ticks.
 TEST(PlayoutLatency, AWallSendingFewerPacketsATickWaitsForFewerRepairs) {
-  PlayoutLatency small(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  PlayoutLatency large(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  // A budget for repairs of 2%: a first request sent twice (2% at 1%) is
+  // more than half of it.
+  PlayoutLatency small(Settings(SyncSettings::kAutoLatency), 40 * kMs, 0, 0.02);
+  PlayoutLatency large(Settings(SyncSettings::kAutoLatency), 40 * kMs, 0, 0.02);
   Sent small_sent, large_sent;
   for (int second = 0; second < 5; ++second) {
     small_sent.Second(&small, 100, 0.01);   // 1 lost a tick: 1 x 0.02^3 < 1e-4
@@ -188,6 +193,29 @@ TEST(PlayoutLatency, AWallSendingFewerPacketsATickWaitsForFewerRepairs) {
   }
   EXPECT_EQ(small.repair_rounds(), 2);
   EXPECT_EQ(large.repair_rounds(), 3);
+  EXPECT_EQ(large.first_copies(), 1);
+}
+
+// A first request goes twice where that saves a round, and its cost (2p
+// sent again) is at most half the repairs' budget (5%): a round then fails
+// at (2p)^2 from the first. The share is of what was lost, not of what was
+// sent again, which the copies double.
+TEST(PlayoutLatency, AFirstRequestGoesTwiceWhereThatSavesARound) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  Sent sent;
+  EXPECT_EQ(l.first_copies(), 1);  // nothing measured
+  sent.Second(&l, 5600, 0.01);     // single: 56 x 0.02^3 > 1e-4; doubled: 56 x 0.02^4 < 1e-4
+  EXPECT_EQ(l.first_copies(), 2);
+  EXPECT_EQ(l.repair_rounds(), 2);
+  for (int second = 0; second < 10; ++second) sent.Second(&l, 5600, 0.01);
+  EXPECT_DOUBLE_EQ(l.lost_share(), 0.01);
+  EXPECT_EQ(l.first_copies(), 2);
+  for (int second = 0; second < 40; ++second) sent.Second(&l, 5600, 0.005);
+  EXPECT_EQ(l.first_copies(), 1);  // 28 x 0.01^3 < 1e-4: single needs 2 already
+  EXPECT_EQ(l.repair_rounds(), 2);
+  for (int second = 0; second < 40; ++second) sent.Second(&l, 5600, 0.02);
+  EXPECT_EQ(l.first_copies(), 1);  // 4% sent again: over half the budget
+  EXPECT_EQ(l.repair_rounds(), 3);
 }
 
 // The wall began to play before a round trip was measured: its ticks

@@ -92,6 +92,22 @@ TEST(LossTracker, ARequestAskedAgainGoesTwice) {
   EXPECT_EQ(t.stats().asked_again, 1u);
 }
 
+// Where the wall says so, a first request goes twice too; nothing else
+// than 1 or 2 copies is taken.
+TEST(LossTracker, AFirstRequestGoesTwiceWhereTheWallSays) {
+  LossTracker t(Options());
+  t.SetFirstCopies(2);
+  t.SetNow(0);
+  t.Lost(10, 1);
+  EXPECT_EQ(Due(t, 0), std::vector<uint16_t>{10});
+  EXPECT_EQ(t.nack_copies(), 2);
+  EXPECT_EQ(t.stats().requested, 1u);
+  t.SetFirstCopies(7);
+  t.Lost(11, 1);
+  EXPECT_EQ(Due(t, 1 * kMs), std::vector<uint16_t>{11});
+  EXPECT_EQ(t.nack_copies(), 1);
+}
+
 TEST(LossTracker, WhatArrivesIsNoLongerAskedFor) {
   LossTracker t(Options());
   t.SetNow(0);
