@@ -33,6 +33,8 @@ void OneLine(std::string_view line, tilestream::ControlCommands* commands,
   tilestream::ParseSyncReport(line);
   tilestream::ParseSyncEvent(line);
   tilestream::ParseRtt(line);
+  for (const char* word : {"ping", "pong", "latency", "nack_copies", "lan"})
+    if (auto n = tilestream::ParseStamp(word, line); n && *n < 0) __builtin_trap();
   // The decision at the wall's side (common/control/tick_leader.h): each
   // parsed set is of the wall's tiles.
   for (const uint32_t tiles : {1u, 15u, tilestream::kMaxLedTiles}) {

@@ -286,13 +286,17 @@ TEST_F(ControlServerTest, ASyncConnectionsRoundTripIsMeasuredFromPingToPong) {
   c.Send(FormatPong(MonotonicNs() + 1'000'000'000));  // from the future: no sample
   server_->Poll(10'000'000);
   EXPECT_EQ(server_->NodeRtt(0).samples, 3u);
-  // The playout latency, said to every synced node, and to one that joins.
+  // The playout latency and a first request's copies, said to every
+  // synced node, and to one that joins.
   server_->SetLatency(84'000'000);
   EXPECT_EQ(ParseStamp("latency", Ask(&c, "")), 84'000'000);
+  server_->SetNackCopies(2);
+  EXPECT_EQ(ParseStamp("nack_copies", Ask(&c, "")), 2);
   LineChannel late = Connect();
   EXPECT_THAT(Ask(&late, "sync left"), HasSubstr(R"("sync":"left")"));
   EXPECT_TRUE(ParseStamp("ping", Ask(&late, "")));
   EXPECT_EQ(ParseStamp("latency", Ask(&late, "")), 84'000'000);
+  EXPECT_EQ(ParseStamp("nack_copies", Ask(&late, "")), 2);
 }
 
 TEST(ConstantTimeEquals, IsEqualityOfWholeStrings) {

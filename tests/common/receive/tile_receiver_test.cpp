@@ -227,11 +227,11 @@ TEST(TileReceiver, TheLastFrameOfAShowWhoseTailWasRefusedArrivesWhole) {
   EXPECT_GE((*sender)->stats().retransmitted, 2u);
 }
 
-// A packet never answered is asked for once, then each time again with
-// two NACKs (docs/decisions.md, "A request asked again goes twice"): what
-// reaches the sender's socket is counted there, not taken from the
-// receiver's word.
-TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
+// A packet never answered is asked for with `first_copies` NACKs, then
+// each time again with two (docs/decisions.md, "A request asked again goes
+// twice"): what reaches the sender's socket is counted there, not taken
+// from the receiver's word.
+void ExpectNacksOnTheWire(int first_copies) {
   const TileGeometry tile{320, 40};
   const PacketizerOptions plan = Plan(tile, 1500);
   CompleteFrames frames;
@@ -243,6 +243,7 @@ TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
   auto r = TileReceiver::Open(std::move(o));
   ASSERT_TRUE(r.ok()) << r.status().message();
   TileReceiver& receiver = **r;
+  receiver.SetFirstNackCopies(first_copies);
   receiver.Start();
 
   MonotonicClock clock;
@@ -257,7 +258,7 @@ TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
       << "asked " << receiver.Snapshot().loss.requested << " times";
   receiver.Stop();
 
-  const uint32_t nacks = 1 + 2 * (requests - 1);
+  const uint32_t nacks = static_cast<uint32_t>(first_copies) + 2 * (requests - 1);
   std::vector<std::byte> datagram(1500);
   uint32_t got = 0;
   for (;;) {
@@ -280,6 +281,11 @@ TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) {
   EXPECT_EQ(st.loss.asked_again, requests - 1);
   EXPECT_EQ(st.loss.nacks, nacks);
 }
+
+TEST(TileReceiver, ARequestAskedAgainGoesTwiceOnTheWire) { ExpectNacksOnTheWire(1); }
+
+// The wall said "nack_copies 2": the first request goes twice too.
+TEST(TileReceiver, AFirstRequestGoesTwiceOnTheWireWhereTheWallSays) { ExpectNacksOnTheWire(2); }
 
 }  // namespace
 }  // namespace tilestream
