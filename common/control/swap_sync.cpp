@@ -162,19 +162,19 @@ void SwapSyncMaster::Release(SyncDecision d, const Pending& p, std::vector<SyncE
 void SwapSyncMaster::Decide(int64_t now_ns, std::vector<SyncEvent>* out) {
   while (!pending_.empty()) {
     const Pending& p = pending_.front();
-    if (!AnyMember(p)) {
+    if (p.led) {  // its leader decides, whoever takes part now
+      if (!p.adopted) return;
+      Release(*p.adopted, p, out);
+      CountMisses(p);
+      led_released_[next_led_released_] = {p.timestamp, p.deadline_ns};
+      next_led_released_ = (next_led_released_ + 1) % led_released_.size();
+    } else if (!AnyMember(p)) {
       // Nobody to show it: dropped uncounted, at its deadline or once a
       // later tick has a tile again. Until then a tile left out that
       // reports it in time is taken back: dropped at once, a wall whose
       // every tile was left out (its one node stopped, the switch down
       // for three ticks) never came back.
       if (now_ns < p.deadline_ns && !LaterTickHasMember()) return;
-    } else if (p.led) {  // its leader decides
-      if (!p.adopted) return;
-      Release(*p.adopted, p, out);
-      CountMisses(p);
-      led_released_[next_led_released_] = {p.timestamp, p.deadline_ns};
-      next_led_released_ = (next_led_released_ + 1) % led_released_.size();
     } else if (AllComplete(p)) {
       Release(SyncDecision::kPresent, p, out);
       CountMisses(p);

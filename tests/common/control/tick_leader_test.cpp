@@ -217,6 +217,29 @@ TEST(TickLeader, AReportBeforeItsOpenCountsAndCopiesAreTakenOnce) {
 // The coordinator's side: a led tick waits for its leader's decision past
 // its deadline, is counted as the master's own, and is skipped once the
 // leader is given up.
+// A led tick is the leader's to decide even when every tile the master
+// knew has left since it was opened (left out, gone): the nodes act on the
+// leader's decision, and the master counts it. Found live beside two CPU
+// hogs: every tile left out at once, a tick decided by the leader that the
+// master dropped uncounted (decided_by_leader 100, presented + skipped 99).
+TEST(SwapSyncMasterLed, ATickWhoseTilesAllLeftIsStillTheLeaders) {
+  SwapSyncMaster m(2, false, 3);
+  m.SetMember(0, true);
+  m.SetMember(1, true);
+  m.OpenTick(1, 9000, 100, 105, true);
+  m.SetMember(0, false);
+  m.SetMember(1, false);
+  std::vector<SyncEvent> out;
+  m.Decide(150, &out);
+  EXPECT_TRUE(out.empty());  // still the leader's
+  EXPECT_TRUE(m.Adopt({{SyncDecision::kPresent, 1, 9000, 105}, {true, true}}));
+  m.Decide(150, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].decision, SyncDecision::kPresent);
+  EXPECT_EQ(m.stats().presented, 1u);
+  EXPECT_EQ(m.stats().led, 1u);
+}
+
 TEST(SwapSyncMasterLed, WaitsForTheLeaderAndCountsItsDecision) {
   SwapSyncMaster m(2, false, 3);
   m.SetMember(0, true);
