@@ -137,7 +137,8 @@ void SyncClient::Read(std::vector<SyncEvent>* events) {
 }
 
 void SyncClient::Subscribed(const std::string& key) {
-  filter_.Reset();  // the coordinator's ticks, from its first
+  filter_.Reset();                                   // the coordinator's ticks, from its first
+  nack_copies_.store(1, std::memory_order_relaxed);  // until this one says more
   std::lock_guard lock(mu_);
   subscribed_ = true;
   last_error_.clear();

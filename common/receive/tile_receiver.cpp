@@ -178,6 +178,9 @@ void TileReceiver::Loop() {
       next_publish = now + std::chrono::milliseconds(100);
     }
   }
+  // What is still asked for when the tile stops never came back: counted
+  // unrecoverable, so that what was lost is recovered or unrecoverable.
+  if (LossTracker* loss = assembler_.loss()) loss->Forget();
   Publish();
 }
 
