@@ -259,9 +259,8 @@ class TestbedFixture : public ::testing::Test {
       sender_late += s["late_frames"].get<uint64_t>();
     }
     const uint64_t excused = sender_late + sender_skips + incomplete;
-    EXPECT_LE(skipped, excused)
-        << report["sync"].dump() << " late " << sender_late << " skips " << sender_skips
-        << " incomplete " << incomplete << NodesSeen();
+    EXPECT_LE(skipped, excused) << report["sync"].dump() << " late " << sender_late << " skips "
+                                << sender_skips << " incomplete " << incomplete << NodesSeen();
     EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + excused, ticks)
         << report["sync"].dump();
   }
