@@ -166,7 +166,8 @@ TEST_F(LanTest, ALeaderTakesOnlyTheWallsKeyedReports) {
   node_.Send(FormatLead({kWallKey, 1, false}));
   const int64_t now = RealtimeNs();
   for (uint64_t tick = 1; tick <= 3; ++tick) {
-    const int64_t deadline = now + (tick == 3 ? 20'000'000'000 : 3'000'000'000 + tick);
+    const int64_t deadline =
+        now + (tick == 3 ? 20'000'000'000 : 3'000'000'000 + static_cast<int64_t>(tick));
     node_.Send(FormatOpen(
         {tick, static_cast<uint32_t>(9000 * tick), deadline, deadline + 500'000'000, {true}}));
   }
