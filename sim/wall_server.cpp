@@ -274,26 +274,25 @@ void Wall::Second() {
   shedder_.Look(sent, skipped, static_cast<uint32_t>(tiles_.size()));
 }
 
-// From the largest round trips to a node and of a tile's repairs, as the
-// coordinator's WallSync::UpdateLatency; the grace a leader's decisions
-// have follows the sync's round trip.
+// From the largest round trip to a node and the longest a tile waits for
+// a repair, as the coordinator's WallSync::UpdateLatency; the grace a
+// leader's decisions have follows the sync's round trip.
 void Wall::UpdateLatency() {
-  int64_t sync = 0, sync_var = 0, repair = 0, repair_var = 0;
+  int64_t sync = 0, sync_var = 0;
+  LongestRepairWait repair;
   for (const Node& n : nodes_) {
     if (!n.trip.settled()) continue;  // as the control server's LargestRtt
     sync = std::max(sync, n.trip.estimate().rtt_ns);
     sync_var = std::max(sync_var, n.trip.estimate().rttvar_ns);
   }
   for (const Tile& t : tiles_) {
-    if (const LossTracker* loss = t.assembler->loss()) {
-      repair = std::max(repair, loss->stats().rtt.rtt_ns);
-      repair_var = std::max(repair_var, loss->stats().rtt.rttvar_ns);
-    }
+    if (const LossTracker* loss = t.assembler->loss())
+      repair.Tile(loss->stats().rtt.rtt_ns, loss->stats().rtt.rttvar_ns);
   }
   master_.SetLedGrace(LeaderGraceNs(sync, sync_var));
   if (!latency_.timed() || sync == 0) return;
   const int64_t before = latency_.latency_ns();
-  latency_.Update(sync, sync_var, repair, repair_var);
+  latency_.Update(sync, sync_var, repair.ns);
   // Each tile's repair window follows it, and its first requests' copies
   // ("latency NS", "nack_copies N").
   for (Tile& t : tiles_) {

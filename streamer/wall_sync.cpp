@@ -66,13 +66,12 @@ void WallSync::UpdateLatency(uint64_t sent, uint64_t sent_again) {
 void WallSync::RefreshLatency() {
   const int64_t before = latency_.latency_ns();
   const RttEstimate rtt = server_->LargestRtt();
-  int64_t repair = 0, repair_var = 0;  // the tiles' largest, from their last report
-  for (const ControlServer::ReceiverTileStats& r : server_->receiver_stats()) {
-    repair = std::max(repair, static_cast<int64_t>(r.stats.rtt_us) * 1000);
-    repair_var = std::max(repair_var, static_cast<int64_t>(r.stats.rttvar_us) * 1000);
-  }
+  LongestRepairWait repair;  // from the tiles' last reports
+  for (const ControlServer::ReceiverTileStats& r : server_->receiver_stats())
+    repair.Tile(static_cast<int64_t>(r.stats.rtt_us) * 1000,
+                static_cast<int64_t>(r.stats.rttvar_us) * 1000);
   master_.SetLedGrace(LeaderGraceNs(rtt.rtt_ns, rtt.rttvar_ns));
-  latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair, repair_var);
+  latency_.Update(rtt.rtt_ns, rtt.rttvar_ns, repair.ns);
   if (latency_.first_copies() != copies_said_) {
     copies_said_ = latency_.first_copies();
     server_->SetNackCopies(copies_said_);

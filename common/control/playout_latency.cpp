@@ -1,19 +1,13 @@
 #include "common/control/playout_latency.h"
 
-#include <algorithm>
-
-#include "common/base/rtt_estimate.h"
-
 namespace tilestream {
 
-void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns,
-                            int64_t repair_var_ns) {
+void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_wait_ns) {
   if (sync_ns <= 0) return;
   // The last packets' way, and (decided by the coordinator) the report's.
   const int64_t ways = at_wall_ ? sync_ns / 2 : sync_ns;
   margin_ns_ = at_wall_ ? kSlackNs : sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
-  const int64_t repair =
-      repair_ns > 0 ? RetryAfterNs(repair_ns, repair_var_ns) : RetryAfterNs(sync_ns, sync_var_ns);
+  const int64_t repair = repair_wait_ns > 0 ? repair_wait_ns : RetryAfterNs(sync_ns, sync_var_ns);
   const int64_t asked =
       std::max(ways + reorder_ns_ + repair_rounds() * repair + margin_ns_, interval_ns_);
   if (asked >= auto_ns_) {  // up at once (or the first measurement)

@@ -6,13 +6,16 @@
 // decision to reach the farthest node first.
 //
 // From the round trip measured on the nodes' sync connections (the
-// largest, s, and its deviation, sv) and the one the tiles measure from
-// asking for a lost packet to its arrival (the largest, r, and rv; s and
+// largest, s, and its deviation, sv) and the one each tile measures from
+// asking for a lost packet to its arrival (r and its deviation rv; s and
 // sv until a tile has measured one):
 //   margin  = s / 2 + 2 sv + 5 ms: a decision's way to a node, and the
 //             coordinator's and the node's wake-ups on a loaded machine;
-//   repair  = RetryAfterNs(r, rv) (common/base/rtt_estimate.h): one
-//             request answered, as the tiles' repairs wait for it;
+//   repair  = the largest over the tiles of RetryAfterNs(r, rv)
+//             (common/base/rtt_estimate.h): one request answered, as the
+//             tiles' repairs wait for it (each tile's own r and rv: the
+//             largest r of one tile with the largest rv of another waited
+//             for a path no tile has, 2-4 ms a round at 60 fps);
 //   auto    = s / 2 + reorder + n repair + s / 2 + margin: the last
 //             packets' way, the wait before a packet found missing is asked
 //             for (`stream.reorder_ms`), n requests answered (the others
@@ -60,11 +63,23 @@
 // logic; not thread-safe (the coordinator's thread).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "common/base/rtt_estimate.h"
 #include "common/wall/wall_config.h"
 
 namespace tilestream {
+
+// The longest a tile waits for a repair before it asks again: over the
+// tiles that measured a repair's round trip, RetryAfterNs of each one's
+// own round trip and deviation (what PlayoutLatency::Update takes).
+struct LongestRepairWait {
+  int64_t ns = 0;  // 0: no tile measured one
+  void Tile(int64_t rtt_ns, int64_t rttvar_ns) {
+    if (rtt_ns > 0) ns = std::max(ns, RetryAfterNs(rtt_ns, rttvar_ns));
+  }
+};
 
 class PlayoutLatency {
  public:
@@ -80,10 +95,9 @@ class PlayoutLatency {
         repair_share_(repair_share) {}
 
   // The largest round trip on the sync connections now and its deviation,
-  // and the largest a tile measured for a repair and its deviation (0:
-  // none measured).
-  void Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_ns = 0,
-              int64_t repair_var_ns = 0);
+  // and the longest a tile waits for a repair before it asks again
+  // (LongestRepairWait; 0: none measured).
+  void Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair_wait_ns = 0);
   // Whether the ticks are decided at the wall's side (a leader node), for
   // the next Update and the ticks opened after it.
   void SetDecidedAtWall(bool at_wall) { at_wall_ = at_wall; }

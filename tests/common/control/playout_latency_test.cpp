@@ -61,6 +61,27 @@ TEST(PlayoutLatency, AStalledNodesRoundTripLeavesTheRepairsHalfTheLatency) {
   EXPECT_GT(l.DeadlineFor(1000 * kMs) - 1000 * kMs, before);
 }
 
+// One tile's wait for a repair, as LongestRepairWait takes it.
+int64_t Wait(int64_t rtt_ns, int64_t rttvar_ns) {
+  LongestRepairWait w;
+  w.Tile(rtt_ns, rttvar_ns);
+  return w.ns;
+}
+
+// Each tile waits for its own round trip and deviation: the longest wait
+// is one tile's, not the largest round trip of one with the largest
+// deviation of another (at 60 fps on a 20 ms path that waited 2-4 ms a
+// round longer than any tile). A tile that measured nothing counts not.
+TEST(LongestRepairWait, IsOneTilesOwnWait) {
+  LongestRepairWait w;
+  w.Tile(0, 0);
+  EXPECT_EQ(w.ns, 0);
+  w.Tile(24 * kMs, 2 * kMs);  // 2 + 24 + 4
+  w.Tile(20 * kMs, 5 * kMs);  // 2 + 20 + 10
+  w.Tile(0, 9 * kMs);
+  EXPECT_EQ(w.ns, 32 * kMs);
+}
+
 // auto: the round trip out and back, two repairs and the decision's way,
 // the maximum until one is measured, never above it, and only rising while
 // the wall plays.
@@ -72,7 +93,7 @@ TEST(PlayoutLatency, AutoFollowsTheRoundTripsUpwardsWithinItsMaximum) {
   // tile's repairs wait: RetryAfterNs, 2 + 20 + 4 ms), the margin.
   l.Update(20 * kMs, 2 * kMs);  // no repair measured: the sync's round trip
   EXPECT_EQ(l.latency_ns(), (20 + 2 * 26 + 19) * kMs);
-  l.Update(20 * kMs, 2 * kMs, 30 * kMs, 5 * kMs);  // repairs take longer: 2 + 30 + 10
+  l.Update(20 * kMs, 2 * kMs, Wait(30 * kMs, 5 * kMs));  // repairs take longer: 2 + 30 + 10
   EXPECT_EQ(l.latency_ns(), (20 + 2 * 42 + 19) * kMs);
   l.Update(10 * kMs, 1 * kMs);
   EXPECT_EQ(l.latency_ns(), 123 * kMs);         // not lowered
@@ -88,12 +109,12 @@ TEST(PlayoutLatency, DecidedAtTheWallsSideItSavesTheReportAndTheDecisionsWays) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
   l.SetSent(10'000, 0, 0);
   l.SetDecidedAtWall(true);
-  l.Update(20 * kMs, 2 * kMs, 20 * kMs, 2 * kMs);
+  l.Update(20 * kMs, 2 * kMs, Wait(20 * kMs, 2 * kMs));
   EXPECT_EQ(l.latency_ns(), (10 + 2 * 26 + 5) * kMs);
   EXPECT_EQ(l.margin_ns(), 5 * kMs);
   EXPECT_EQ(l.DeadlineFor(1000 * kMs), 1000 * kMs + l.latency_ns() - 5 * kMs);
   l.SetDecidedAtWall(false);
-  l.Update(20 * kMs, 2 * kMs, 20 * kMs, 2 * kMs);
+  l.Update(20 * kMs, 2 * kMs, Wait(20 * kMs, 2 * kMs));
   EXPECT_EQ(l.latency_ns(), (20 + 2 * 26 + 19) * kMs);
 }
 
@@ -243,7 +264,7 @@ TEST(PlayoutLatency, AutoOpenedAtItsMaximumFallsFromItStepByStep) {
 // without a latency has.
 TEST(PlayoutLatency, AutoIsNeverUnderAFrameInterval) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  l.Update(1 * kMs, 0, 2 * kMs, 0);
+  l.Update(1 * kMs, 0, Wait(2 * kMs, 0));
   EXPECT_EQ(l.latency_ns(), 40 * kMs);
 }
 
