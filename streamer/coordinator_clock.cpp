@@ -63,6 +63,7 @@ bool Coordinator::RunPlay() {
   const int64_t end =
       std::max(last_deadline, clock_.NowNs() + c_.sync.deadline_after_tick_ns(c_.wall.fps));
   while (clock_.NowNs() < end) Wait(1'000'000);
+  sync_.Finish(clock_.NowNs());
   return true;
 }
 

@@ -94,6 +94,20 @@ void WallSync::RefreshLatency() {
       100 * latency_.lost_share(), latency_.decided_at_wall() ? "wall's side" : "server");
 }
 
+// Nothing is sent: the nodes stop with the play, and a node that had the
+// leader's decision acted on it. Beside two CPU hogs a starved leader's
+// last 10 decisions were still to come when the play ended: those ticks
+// were neither shown nor skipped in the report.
+void WallSync::Finish(int64_t now_ns) {
+  if (const uint64_t undecided = master_.AbandonLed())
+    spdlog::warn(
+        "swap sync: {} ticks had no decision from their leader when the play ended (its grace "
+        "of {:.0f} ms passed): counted abandoned",
+        undecided, master_.led_grace_ns() / 1e6);
+  events_.clear();
+  master_.Decide(now_ns, &events_);
+}
+
 // A tile left out of the swap sync for missing ticks, or taken back.
 void WallSync::LogChanges() {
   master_.TakeChanges(&changes_);

@@ -41,6 +41,10 @@ class WallSync {
   int64_t OpenTick(uint64_t tick, uint32_t timestamp, int64_t frame_end_ns);
   // The decisions due at now_ns, sent; membership changes logged.
   void Decide(int64_t now_ns);
+  // The play is over and every tick's deadline (a led one's grace too) has
+  // passed: a led tick whose decision has not come is counted abandoned,
+  // as when its leader is given up, so that every tick opened is counted.
+  void Finish(int64_t now_ns);
   int64_t next_deadline_ns() const { return master_.next_deadline_ns(); }
 
   // The latency after the round trips measured by now, and the wall's
