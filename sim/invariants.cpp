@@ -99,6 +99,9 @@ std::vector<std::string> CheckInvariants(const Scenario& s, const WallReport& r)
   if (r.abandoned > (leader_faults ? r.leaders_given_up * per_leader : 0))
     fail("abandoned", fmt::format("{} ticks skipped with {} leaders given up ({} faults of nodes)",
                                   r.abandoned, r.leaders_given_up, leader_faults ? "with" : "no"));
+  if (r.leaders_given_up < s.min_leaders_given_up)
+    fail("leader given up", fmt::format("{} leaders given up, {} at least", r.leaders_given_up,
+                                        s.min_leaders_given_up));
   const uint64_t shown = r.presented + r.partial;
   if (static_cast<double>(shown + s.may_miss + r.abandoned + 3 * r.leaders_given_up) <
       s.min_shown * static_cast<double>(r.ticks))

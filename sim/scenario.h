@@ -67,6 +67,9 @@ struct Scenario {
   // node: three missed in a row leave it out).
   double min_shown = 1.0;
   uint32_t may_miss = 0;
+  // Leaders the run must give up at least (a fault aimed at the leader
+  // must hit it, or the scenario tests nothing).
+  uint32_t min_leaders_given_up = 0;
   // Invariants known to fail, until the issue that fixes them lands: the
   // run passes when they, and they alone, fail (and fails when they hold:
   // the fix landed, and the scenario must say so).

@@ -26,7 +26,8 @@ WallStatusView Coordinator::StatusView() const {
           shedder_,
           sync_.latency_ns(),
           NodeRtts(),
-          NodeRefusals()};
+          NodeRefusals(),
+          server_->leader()};
 }
 
 std::vector<std::string> Coordinator::NodeRefusals() const {

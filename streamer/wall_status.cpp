@@ -52,6 +52,8 @@ void AddWallStatus(const WallStatusView& v, nlohmann::json* out) {
     if (v.sync.left_out(t)) left_out.push_back(TileId::FromIndex(t, v.config.wall.layout).Name());
   j["sync"]["left_out"] = left_out;  // missed ticks in a row: the wall plays on without them
   j["sync"]["latency_ms"] = v.latency_ns / 1e6;
+  const bool led = v.leader >= 0 && static_cast<size_t>(v.leader) < v.config.nodes.size();
+  j["sync"]["decided_by"] = led ? v.config.nodes[static_cast<size_t>(v.leader)].name : "server";
   nlohmann::json rtt = nlohmann::json::object();
   for (size_t n = 0; n < v.node_rtt.size() && n < v.config.nodes.size(); ++n)
     if (v.node_rtt[n].samples > 0)

@@ -35,6 +35,9 @@ struct WallStatusView {
   // Why a display node was refused at its join (config.nodes' order; empty:
   // it was not).
   std::vector<std::string> node_refusals = {};
+  // The display node that decides the ticks (config.nodes' index), or -1:
+  // the coordinator.
+  int leader = -1;
 };
 
 // Adds "sync" and "tiles" to the reply object *out.

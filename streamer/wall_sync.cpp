@@ -95,9 +95,9 @@ void WallSync::RefreshLatency() {
 }
 
 // Nothing is sent: the nodes stop with the play, and a node that had the
-// leader's decision acted on it. Beside two CPU hogs a starved leader's
-// last 10 decisions were still to come when the play ended: those ticks
-// were neither shown nor skipped in the report.
+// leader's decision acted on it. Before, beside two CPU hogs, a report
+// had 10 of 100 ticks in no count, all led by its counts: their leader's
+// decisions were still to come when the play ended.
 void WallSync::Finish(int64_t now_ns) {
   if (const uint64_t undecided = master_.AbandonLed())
     spdlog::warn(

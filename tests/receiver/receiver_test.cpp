@@ -185,6 +185,66 @@ TEST_F(ReceiverTest, ARestartedReceiverResumesAtTheNextFrameAndTheOthersNeverSta
   }
 }
 
+// With a playout latency the ticks are decided at the wall's side, by a
+// display node (whichever's datagrams came first). kill -9 of it
+// mid-stream: the coordinator gives it up as its connection closes, counts
+// the ticks it had not decided abandoned, and names the other node, which
+// decides the rest. Every tick opened is counted once, its leader's or
+// abandoned, and every frame the other node shows is its tick's,
+// checksum-exact.
+TEST_F(ReceiverTest, ALeaderThatDiesIsGivenUpAndTheNextDecidesTheRest) {
+  std::ofstream(config_, std::ios::app) << "[sync]\nlatency_ms = 200\n";
+  std::map<std::string, pid_t> pids{{"left", StartReceiver("left", "left")},
+                                    {"right", StartReceiver("right", "right")}};
+  constexpr uint64_t kLong = 150;  // 6 s at 25 fps
+  std::string leader;
+  std::thread killer([&] {
+    ASSERT_TRUE(WaitForTick(30)) << "the wall never played";  // mid-stream
+    ASSERT_TRUE(testing::WaitFor([&] {
+      const auto j = nlohmann::json::parse(Ctl("status").second, nullptr, false);
+      if (!j.is_object() || !j.contains("sync")) return false;
+      leader = j["sync"].value("decided_by", "");
+      return pids.count(leader) > 0;
+    })) << "no display node decides";
+    kill(pids[leader], SIGKILL);
+    waitpid(pids[leader], nullptr, 0);
+  });
+  const auto tx = Stream(kLong);
+  killer.join();
+  ASSERT_EQ(tx.exit_code, 0) << tx.output;
+  ASSERT_FALSE(leader.empty());
+  const std::string other = leader == "left" ? "right" : "left";
+  StopReceiver(pids[other]);
+  EXPECT_THAT(tx.output,
+              ::testing::HasSubstr("display node " + leader + " no longer decides the ticks"));
+
+  const auto streamer = Report("streamer");
+  const auto& sync = streamer["sync"];
+  const uint64_t counted = sync["presented"].get<uint64_t>() + sync["skipped"].get<uint64_t>() +
+                           sync["partial"].get<uint64_t>();
+  EXPECT_EQ(counted, streamer["ticks"]["sent"].get<uint64_t>()) << sync.dump();
+  EXPECT_EQ(sync["decided_by_leader"].get<uint64_t>() + sync["abandoned"].get<uint64_t>(), counted)
+      << "every tick its leader's or abandoned: " << sync.dump();
+  EXPECT_GT(sync["abandoned"].get<uint64_t>(), 0u) << "a 200 ms latency has ticks in flight";
+  EXPECT_GT(sync["presented"].get<uint64_t>(), 0u) << sync.dump();
+
+  const auto r = Report(other);
+  EXPECT_GT(r["sync"]["ticks_led"].get<uint64_t>(), 0u) << r["sync"].dump();
+  uint64_t shown = 0;
+  for (const auto& [tile, frames] : FrameLog(other)) {
+    const uint32_t base = frames.begin()->first;
+    const auto which = FrameOfChecksum(tile);
+    ASSERT_TRUE(which.count(frames.begin()->second)) << "tile " << tile;
+    const uint64_t first = which.at(frames.begin()->second);
+    for (const auto& [ts, sum] : frames) {
+      const uint64_t tick = first + (ts - base) / 3600;  // 90 kHz at 25 fps
+      EXPECT_EQ(sum, StoreChecksum(tile, tick % kFrames)) << "tile " << tile << " tick " << tick;
+      ++shown;
+    }
+  }
+  EXPECT_GT(shown, 0u);
+}
+
 // A node that joins the sync but never has a frame (here: a bare sync
 // connection for "right"): a tick that reaches its deadline incomplete is
 // skipped on every tile, so the left node shows nothing it could not show

@@ -20,10 +20,11 @@ struct WallState {
   TickShedder shedder;
   int64_t latency_ns = 0;
   std::vector<RttEstimate> node_rtt;
+  int leader = -1;  // the node deciding the ticks; -1: the coordinator
 
   WallStatusView View(size_t synced_nodes) const {
-    return {config, plan,      sync,    synced_nodes, last_second,
-            latest, receivers, shedder, latency_ns,   node_rtt};
+    return {config,    plan,    sync,       synced_nodes, last_second, latest,
+            receivers, shedder, latency_ns, node_rtt,     {},          leader};
   }
 };
 

@@ -29,6 +29,7 @@ TEST(WallStatus, NamesEveryTileWithItsRankAndNicBeforeAnySecondIsCounted) {
   EXPECT_EQ(j["sync"]["enabled"], w.config.sync.enabled);
   EXPECT_EQ(j["sync"]["nodes"], 1);
   EXPECT_EQ(j["sync"]["shown"], 0);
+  EXPECT_EQ(j["sync"]["decided_by"], "server");
 }
 
 TEST(WallStatus, AddsTheSendersLastSecondAndWhatTheReceiverReported) {
@@ -41,9 +42,11 @@ TEST(WallStatus, AddsTheSendersLastSecondAndWhatTheReceiverReported) {
   w.receivers[1] = {true, {30, 7, 1, 21'500, 1'250, 40, 2}};
   w.latency_ns = 84'000'000;
   w.node_rtt = {{20'000'000, 1'000'000, 3}};
+  w.leader = 0;
   nlohmann::json j;
   AddWallStatus(w.View(0), &j);
   EXPECT_DOUBLE_EQ(j["sync"]["latency_ms"].get<double>(), 84);
+  EXPECT_EQ(j["sync"]["decided_by"], "localhost");  // the node that decides the ticks
   EXPECT_DOUBLE_EQ(j["sync"]["nodes_rtt"]["localhost"]["rtt_ms"].get<double>(), 20);
   EXPECT_DOUBLE_EQ(j["sync"]["nodes_rtt"]["localhost"]["jitter_ms"].get<double>(), 1);
   const nlohmann::json& tile = j["tiles"][1];
