@@ -1,8 +1,11 @@
-// Test helper: a fresh directory removed with everything in it at scope end.
+// Test helper: a fresh directory removed with everything in it at scope end
+// (kept, and named on stderr, when TILESTREAM_KEEP_TEST_DIRS is set: a live
+// test's logs and reports to read after it).
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 namespace tilestream::testing {
@@ -19,6 +22,10 @@ class TempDir {
     path_ = mkdtemp(pattern.data()) ? pattern : "";
   }
   ~TempDir() {
+    if (std::getenv("TILESTREAM_KEEP_TEST_DIRS")) {
+      std::cerr << "kept " << path_ << "\n";
+      return;
+    }
     std::error_code ec;
     if (!path_.empty()) std::filesystem::remove_all(path_, ec);
   }
