@@ -83,7 +83,7 @@ void WallSync::RefreshLatency() {
   if (now == before && latency_said_) return;
   server_->SetLatency(now);
   latency_said_ = true;
-  // Logged when it rises, and while it falls (2 ms a second) each tenth.
+  // Logged when it rises, and while it falls each tenth.
   if (now < logged_ns_ && now > logged_ns_ - logged_ns_ / 10) return;
   logged_ns_ = now;
   spdlog::info(

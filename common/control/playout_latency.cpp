@@ -8,18 +8,21 @@ void PlayoutLatency::Update(int64_t sync_ns, int64_t sync_var_ns, int64_t repair
   const int64_t ways = at_wall_ ? sync_ns / 2 : sync_ns;
   margin_ns_ = at_wall_ ? kSlackNs : sync_ns / 2 + 2 * sync_var_ns + kSlackNs;
   const int64_t repair = repair_wait_ns > 0 ? repair_wait_ns : RetryAfterNs(sync_ns, sync_var_ns);
+  // Never past the maximum: a spike over it (a stalled start's repairs)
+  // is fallen from the maximum, not from the spike.
   const int64_t asked =
-      std::max(ways + reorder_ns_ + repair_rounds() * repair + margin_ns_, interval_ns_);
+      std::min(std::max(ways + reorder_ns_ + repair_rounds() * repair + margin_ns_, interval_ns_),
+               settings_.latency_bound_ns());
   if (asked >= auto_ns_) {  // up at once (or the first measurement)
-    auto_ns_ = asked;
+    auto_ns_ = fall_to_ns_ = asked;
     calm_ = 0;
     return;
   }
   const int64_t hysteresis = std::max<int64_t>(auto_ns_ / 10, kSlackNs);
   calm_ = asked < auto_ns_ - hysteresis ? calm_ + 1 : 0;
-  if (calm_ < kCalmUpdates) return;
-  const int64_t step = std::min(kFallNs, interval_ns_ / 8);
-  auto_ns_ = std::max(asked, auto_ns_ - step);
+  // Calm: down towards a tenth over the ask, tick by tick (MomentsFor);
+  // else held where it is.
+  fall_to_ns_ = calm_ >= kCalmUpdates ? asked + hysteresis : auto_ns_;
 }
 
 void PlayoutLatency::SetSent(uint64_t sent, uint64_t sent_again, uint64_t lost) {
@@ -81,7 +84,9 @@ int64_t PlayoutLatency::DeadlineFor(int64_t frame_end_ns) const {
 PlayoutLatency::TickMoments PlayoutLatency::MomentsFor(int64_t frame_end_ns) {
   ++ticks_;
   if (settings_.latency == SyncSettings::kAutoLatency && auto_ns_ == 0)
-    auto_ns_ = settings_.latency_bound_ns();
+    auto_ns_ = fall_to_ns_ = settings_.latency_bound_ns();
+  if (auto_ns_ > fall_to_ns_)
+    auto_ns_ = std::max(fall_to_ns_, auto_ns_ - interval_ns_ / kFallShare);
   if (!timed())
     return {frame_end_ns +
                 (settings_.deadline_ms ? int64_t{settings_.deadline_ms} * 1'000'000 : interval_ns_),

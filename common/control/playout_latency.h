@@ -53,13 +53,16 @@
 //   deadline = frame end + latency - margin, the margin at most half the
 //             latency (a stalled node's round trip must not take the
 //             repairs' time from every tile), no earlier than the frame end.
-// An auto latency rises at once when the path asks for more. It falls
-// when the path has improved, with hysteresis: once what the round trips
-// ask for has stayed under it by a tenth (and 5 ms) for kCalmUpdates
-// updates in a row (a second each), it steps down towards that, by at
-// most kFallNs an update (an eighth of a frame interval at most), so
-// that each step shows one tick that much early, never a tick before the
-// one before it. Until a round trip is measured it is the maximum. Plain
+// An auto latency rises at once when the path asks for more, up to the
+// maximum. It falls when the path has improved, with hysteresis: once
+// what the round trips ask for has stayed under it by a tenth (and 5 ms)
+// for kCalmUpdates updates in a row (a second each), it falls towards
+// that ask and a tenth, a sixteenth of a frame interval each tick opened
+// (MomentsFor): each tick is shown that much early, never before the one
+// before it, and a second falls 62 ms at any rate (a start that asked
+// for the maximum, 500 ms, settles on a 40 ms path's 200 within
+// seconds; at 2 ms a second, before, it kept the maximum through a
+// 20-s play). Until a round trip is measured it is the maximum. Plain
 // logic; not thread-safe (the coordinator's thread).
 #pragma once
 
@@ -130,7 +133,7 @@ class PlayoutLatency {
   // interval) and shown as decided (at_ns 0). The coordinator and the
   // wall's simulation open their ticks with it. A tick opened with `auto`
   // before any round trip was measured pins the maximum: from then on it
-  // falls as a measured one does, step by step. Dropped at once, the
+  // falls as a measured one does, tick by tick. Dropped at once, the
   // ticks opened after it were due before it, and decisions go in order:
   // the simulation's swarm had them reach the nodes 300 ms late.
   struct TickMoments {
@@ -142,16 +145,17 @@ class PlayoutLatency {
  private:
   static constexpr int64_t kSlackNs = 5'000'000;
   static constexpr int kCalmUpdates = 5;
-  static constexpr int64_t kFallNs = 2'000'000;
-  static constexpr double kSkipped = 1e-4;  // of the ticks, for a packet the rounds left lost
+  static constexpr int64_t kFallShare = 16;  // of a frame interval, a tick at most
+  static constexpr double kSkipped = 1e-4;   // of the ticks, for a packet the rounds left lost
   static constexpr int kFirstRounds = 3, kMostRounds = 5;
   int Rounds(int first_copies) const;
   SyncSettings settings_;
   int64_t interval_ns_;
   int64_t reorder_ns_;
   double repair_share_;
-  int64_t auto_ns_ = 0;  // 0: nothing measured yet
-  int calm_ = 0;         // updates in a row that asked for well under auto_ns_
+  int64_t auto_ns_ = 0;     // 0: nothing measured yet
+  int64_t fall_to_ns_ = 0;  // where the ticks opened take auto_ns_ down to
+  int calm_ = 0;            // updates in a row that asked for well under auto_ns_
   int64_t margin_ns_ = kSlackNs;
   bool at_wall_ = false;
   uint64_t sent_ = 0, sent_again_ = 0, lost_ = 0;  // at the last SetSent

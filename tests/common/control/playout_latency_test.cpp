@@ -118,27 +118,55 @@ TEST(PlayoutLatency, DecidedAtTheWallsSideItSavesTheReportAndTheDecisionsWays) {
   EXPECT_EQ(l.latency_ns(), (20 + 2 * 26 + 19) * kMs);
 }
 
+// The ticks of `seconds` at 25 fps from `*tick` on, an update each second
+// asking what `update` asks; every tick shown and decided after the one
+// before it.
+template <typename Update>
+void Play(PlayoutLatency* l, int* tick, int seconds, Update update) {
+  PlayoutLatency::TickMoments before = l->MomentsFor((1000 + 40 * (*tick)++) * kMs);
+  for (int end = *tick + 25 * seconds; *tick < end; ++*tick) {
+    if (*tick % 25 == 0) update();
+    const PlayoutLatency::TickMoments m = l->MomentsFor((1000 + 40 * *tick) * kMs);
+    ASSERT_GT(m.at_ns, before.at_ns) << *tick;
+    ASSERT_GT(m.deadline_ns, before.deadline_ns) << *tick;
+    ASSERT_GE(m.at_ns - before.at_ns, 40 * kMs - 40 * kMs / 16) << *tick;  // a 16th early at most
+    before = m;
+  }
+}
+
 // A path that got better: auto falls once it has stayed better for 5
-// seconds, 2 ms a second (a tick shown 2 ms early each time), and stops
-// a tenth above what the path asks; worse again, it rises at once.
-TEST(PlayoutLatency, AutoFallsSlowlyOnceThePathHasStayedBetter) {
+// seconds, a 16th of a frame interval each tick (2.5 ms at 25 fps), and
+// stops a tenth above what the path asks; worse again, it rises at once.
+TEST(PlayoutLatency, AutoFallsTickByTickOnceThePathHasStayedBetter) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
   l.SetSent(10'000, 0, 0);      // nothing lost: two repairs waited for
   l.Update(60 * kMs, 5 * kMs);  // 60 + 2 x (2 + 60 + 10) + (30 + 10 + 5)
   ASSERT_EQ(l.latency_ns(), 249 * kMs);
-  for (int second = 1; second <= 4; ++second) {
-    l.Update(20 * kMs, 2 * kMs);  // asks for 91 ms
-    EXPECT_EQ(l.latency_ns(), 249 * kMs) << second;
-  }
-  l.Update(20 * kMs, 2 * kMs);
-  EXPECT_EQ(l.latency_ns(), 247 * kMs);
-  l.Update(20 * kMs, 2 * kMs);
-  EXPECT_EQ(l.latency_ns(), 245 * kMs);
+  int tick = 0;
+  const auto better = [&] { l.Update(20 * kMs, 2 * kMs); };  // asks for 91 ms
+  Play(&l, &tick, 4, better);
+  EXPECT_EQ(l.latency_ns(), 249 * kMs) << "4 calm seconds: held";
+  Play(&l, &tick, 1, better);
+  EXPECT_LT(l.latency_ns(), 249 * kMs) << "the 5th: falling";
+  EXPECT_GE(l.latency_ns(), (249 - 25 * 2.5) * kMs);
   l.Update(60 * kMs, 5 * kMs);  // worse again: at once
   EXPECT_EQ(l.latency_ns(), 249 * kMs);
-  for (int second = 0; second < 200; ++second) l.Update(20 * kMs, 2 * kMs);
+  Play(&l, &tick, 12, better);          // 5 calm, then 62 ms a second
   EXPECT_GT(l.latency_ns(), 91 * kMs);  // the hysteresis kept
-  EXPECT_LE(l.latency_ns(), 91 * kMs + 25 * kMs);
+  EXPECT_LE(l.latency_ns(), 91 * kMs + 11 * kMs);
+}
+
+// A spike over the maximum (a start whose repairs stalled) is held at the
+// maximum and fallen from there, not from the spike: at 2 ms a second
+// from the spike, a 40 ms path's wall kept 500 ms through a 20-s play.
+TEST(PlayoutLatency, ASpikeOverTheMaximumFallsFromTheMaximum) {
+  PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
+  l.SetSent(10'000, 0, 0);
+  l.Update(20 * kMs, 2 * kMs, Wait(900 * kMs, 100 * kMs));
+  EXPECT_EQ(l.latency_ns(), 400 * kMs);
+  int tick = 0;
+  Play(&l, &tick, 12, [&] { l.Update(20 * kMs, 2 * kMs); });  // asks for 91 ms
+  EXPECT_LE(l.latency_ns(), 91 * kMs + 11 * kMs);             // 5 calm seconds, then 62 ms a second
 }
 
 // A packet found missing is asked for after `stream.reorder_ms`: auto
@@ -243,21 +271,15 @@ TEST(PlayoutLatency, AFirstRequestGoesTwiceWhereThatSavesARound) {
 // were opened with the maximum, and the first measurement lowers it step
 // by step (each tick's moment and deadline after the one before), not at
 // once.
-TEST(PlayoutLatency, AutoOpenedAtItsMaximumFallsFromItStepByStep) {
+TEST(PlayoutLatency, AutoOpenedAtItsMaximumFallsFromItTickByTick) {
   PlayoutLatency l(Settings(SyncSettings::kAutoLatency), 40 * kMs);
-  const PlayoutLatency::TickMoments first = l.MomentsFor(1000 * kMs);
-  EXPECT_EQ(first.at_ns, 1400 * kMs);
-  l.Update(20 * kMs, 2 * kMs);
+  EXPECT_EQ(l.MomentsFor(960 * kMs).at_ns, 1360 * kMs);
+  l.Update(20 * kMs, 2 * kMs);  // three repairs until the loss is measured: 117 ms
   EXPECT_EQ(l.latency_ns(), 400 * kMs);
-  PlayoutLatency::TickMoments before = first;
-  for (int tick = 1; tick < 400; ++tick) {  // 25 a second, an update each second
-    if (tick % 25 == 0) l.Update(20 * kMs, 2 * kMs);
-    const PlayoutLatency::TickMoments m = l.MomentsFor((1000 + 40 * tick) * kMs);
-    EXPECT_GT(m.at_ns, before.at_ns);
-    EXPECT_GT(m.deadline_ns, before.deadline_ns);
-    before = m;
-  }
-  EXPECT_EQ(l.latency_ns(), (400 - 2 * 12) * kMs);  // 16 updates: 4 calm, then 2 ms each
+  int tick = 0;
+  Play(&l, &tick, 16, [&] { l.Update(20 * kMs, 2 * kMs); });
+  EXPECT_GT(l.latency_ns(), 117 * kMs);
+  EXPECT_LE(l.latency_ns(), 117 * kMs + 14 * kMs);  // a tenth over the ask, and a step
 }
 
 // A short path: never less than a frame interval, the slack a wall
