@@ -136,7 +136,7 @@ class TestbedFixture : public ::testing::Test {
     return Shell("timeout 120 ip netns exec ts-server " + MPIRUN_PATH + " -n " +
                      std::to_string(ranks) + " --oversubscribe " + STREAMER_PATH + " --config " +
                      config_path_ + " --movie " + (dir_ / "movie") + " --ticks " +
-                     std::to_string(ticks) + " -q --json " + (dir_ / "streamer.json") + " " +
+                     std::to_string(ticks) + " --json " + (dir_ / "streamer.json") + " " +
                      arguments,
                  dir_);
   }
@@ -263,6 +263,8 @@ class TestbedFixture : public ::testing::Test {
     const auto tx = Stream(ticks, "--source memory", ranks);
     EXPECT_EQ(tx.exit_code, 0) << tx.output;
     stream_output_ = tx.output;
+    std::ofstream(dir_ / "streamer.out")
+        << tx.output;  // beside the nodes' (TILESTREAM_KEEP_TEST_DIRS)
     std::map<uint32_t, uint64_t> sent = SentFrames();
     std::map<uint32_t, uint64_t> awaited = sent;
     awaited.erase(static_cast<uint32_t>(lossy));
@@ -273,8 +275,8 @@ class TestbedFixture : public ::testing::Test {
   // Every frame of every tile shown is complete and checksum-exact (the
   // store's first `store_frames` frames, as --source memory sends them),
   // every loss is accounted for (ExpectLossAccountedFor), and every tick
-  // is presented by the swap sync but those a sender was late for or a
-  // tile's frame was incomplete for. Whether a repair comes back within
+  // is presented by the swap sync but those a sender was late for, a
+  // tile's frame was incomplete for, or the coordinator shed. Whether a repair comes back within
   // its frame's window is the loaded VM host's (beside a compiler in CI:
   // a tile with frames_incomplete 1, retransmit_late 112), as is a sender
   // late for its tick (CI runs two tests at once on 2 cores); how recovery
@@ -298,9 +300,16 @@ class TestbedFixture : public ::testing::Test {
     const uint64_t excused = sender_late + sender_skips + incomplete;
     EXPECT_LE(skipped, excused) << report["sync"].dump() << " late " << sender_late << " skips "
                                 << sender_skips << " incomplete " << incomplete << NodesSeen();
-    EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + excused, ticks)
-        << report["sync"].dump();
+    // A tick the coordinator shed on every tile (its tile ranks behind: the
+    // host's time) was never opened.
+    EXPECT_GE(report["sync"]["presented"].get<uint64_t>() + excused + TicksShed(), ticks)
+        << report["sync"].dump() << " " << report["ticks"].dump();
   }
+
+  // The ticks the coordinator dropped on every tile because its tile
+  // ranks fell behind (docs/decisions.md, "An overloaded wall drops the
+  // same ticks on every tile").
+  uint64_t TicksShed() { return StreamerReport()["ticks"]["shed"].get<uint64_t>(); }
 
   // What a tile's receiver lost (its JSON report's tile), accounted for:
   // each packet recovered or counted unrecoverable; one unrecoverable, or a
